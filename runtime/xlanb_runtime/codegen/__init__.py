@@ -1,0 +1,1 @@
+"""Code generation: fused kernels -> Python source -> Numba."""

@@ -1,0 +1,260 @@
+"""Node constructors: the shape and dtype rule of every op lives here.
+
+The IR is strict like HLO: binary ops take operands of one shape and dtype; broadcasting and
+promotion are explicit `broadcast` / `convert` nodes that the front end inserts.  A rule
+violation raises `IRShapeError`, which the front end turns into a user-facing error at the
+user's line.  Every node records `current_location()` (set by the tracer) as its `loc`.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from typing import Sequence
+
+import numpy as np
+
+from .graph import Node
+from .ops import (ARGREDUCE_KINDS, BINARY, COMPARE, Op, REDUCE_KINDS, UNARY)
+
+
+class IRShapeError(ValueError):
+    """An op was built with operands its shape/dtype rule rejects."""
+
+    def __init__(self, op: Op, message: str):
+        super().__init__(f"{op.value}: {message}")
+        self.op = op
+        self.detail = message
+
+
+_location: contextvars.ContextVar[str | None] = contextvars.ContextVar("loc", default=None)
+
+
+def current_location() -> str | None:
+    return _location.get()
+
+
+@contextlib.contextmanager
+def location(loc: str | None):
+    """Nodes built inside carry `loc` (the user's file:line)."""
+    token = _location.set(loc)
+    try:
+        yield
+    finally:
+        _location.reset(token)
+
+
+def _node(op: Op, inputs: Sequence[Node], shape, dtype, arg=None) -> Node:
+    return Node(op, inputs, shape, dtype, arg, current_location())
+
+
+def _check(cond: bool, op: Op, message: str) -> None:
+    if not cond:
+        raise IRShapeError(op, message)
+
+
+# -- leaves --------------------------------------------------------------------------------
+
+def parameter(index: int, shape: Sequence[int], dtype) -> Node:
+    return _node(Op.PARAMETER, (), tuple(shape), dtype, index)
+
+
+def constant(value, dtype=None) -> Node:
+    array = np.array(value, dtype=dtype)
+    array.setflags(write=False)
+    return _node(Op.CONSTANT, (), array.shape, array.dtype, array)
+
+
+def iota(shape: Sequence[int], dtype, dimension: int) -> Node:
+    shape = tuple(shape)
+    _check(0 <= dimension < len(shape), Op.IOTA, f"dimension {dimension} out of range")
+    return _node(Op.IOTA, (), shape, dtype, dimension)
+
+
+# -- elementwise ---------------------------------------------------------------------------
+
+_BOOL_RESULT = {Op.IS_FINITE}
+
+
+def unary(op: Op, x: Node) -> Node:
+    _check(op in UNARY and op is not Op.CONVERT, op, "not a unary op")
+    if op is Op.NOT:
+        _check(x.dtype == np.bool_ or x.dtype.kind in "iu", op, f"needs bool/int, got {x.dtype}")
+    dtype = np.dtype(bool) if op in _BOOL_RESULT else x.dtype
+    return _node(op, (x,), x.shape, dtype)
+
+
+def binary(op: Op, x: Node, y: Node) -> Node:
+    _check(op in BINARY or op in COMPARE, op, "not a binary op")
+    _check(x.shape == y.shape, op, f"shapes differ: {x.shape} vs {y.shape}")
+    _check(x.dtype == y.dtype, op, f"dtypes differ: {x.dtype} vs {y.dtype}")
+    dtype = np.dtype(bool) if op in COMPARE else x.dtype
+    return _node(op, (x, y), x.shape, dtype)
+
+
+def select(pred: Node, on_true: Node, on_false: Node) -> Node:
+    _check(pred.dtype == np.bool_, Op.SELECT, f"predicate must be bool, got {pred.dtype}")
+    _check(pred.shape == on_true.shape == on_false.shape, Op.SELECT,
+           f"shapes differ: {pred.shape}, {on_true.shape}, {on_false.shape}")
+    _check(on_true.dtype == on_false.dtype, Op.SELECT,
+           f"dtypes differ: {on_true.dtype} vs {on_false.dtype}")
+    return _node(Op.SELECT, (pred, on_true, on_false), pred.shape, on_true.dtype)
+
+
+def convert(x: Node, dtype) -> Node:
+    dtype = np.dtype(dtype)
+    if x.dtype == dtype:
+        return x
+    return _node(Op.CONVERT, (x,), x.shape, dtype)
+
+
+# -- data movement -------------------------------------------------------------------------
+
+def broadcast(x: Node, shape: Sequence[int], dims: Sequence[int] | None = None) -> Node:
+    """Operand dim i goes to output dim dims[i] (NumPy right-alignment when dims is None)."""
+    shape = tuple(int(d) for d in shape)
+    if dims is None:
+        dims = tuple(range(len(shape) - x.ndim, len(shape)))
+    dims = tuple(int(d) for d in dims)
+    _check(len(dims) == x.ndim, Op.BROADCAST, f"{len(dims)} dims for a rank-{x.ndim} operand")
+    _check(list(dims) == sorted(set(dims)), Op.BROADCAST, f"dims {dims} must increase")
+    for i, d in enumerate(dims):
+        _check(0 <= d < len(shape) and x.shape[i] in (1, shape[d]), Op.BROADCAST,
+               f"cannot broadcast {x.shape} to {shape}")
+    if x.shape == shape:
+        return x
+    return _node(Op.BROADCAST, (x,), shape, x.dtype, dims)
+
+
+def reshape(x: Node, shape: Sequence[int]) -> Node:
+    shape = tuple(int(d) for d in shape)
+    _check(int(np.prod(shape, dtype=np.int64)) == x.size, Op.RESHAPE,
+           f"cannot reshape {x.shape} ({x.size} elements) to {shape}")
+    if shape == x.shape:
+        return x
+    return _node(Op.RESHAPE, (x,), shape, x.dtype)
+
+
+def transpose(x: Node, perm: Sequence[int]) -> Node:
+    perm = tuple(int(p) for p in perm)
+    _check(sorted(perm) == list(range(x.ndim)), Op.TRANSPOSE,
+           f"{perm} is not a permutation of {x.ndim} axes")
+    if perm == tuple(range(x.ndim)):
+        return x
+    return _node(Op.TRANSPOSE, (x,), tuple(x.shape[p] for p in perm), x.dtype, perm)
+
+
+def slice_(x: Node, specs: Sequence[tuple[int, int, int]]) -> Node:
+    """Static strided slice: specs[d] = (start, stop, step) with 0 <= start, step >= 1."""
+    specs = tuple((int(a), int(b), int(c)) for a, b, c in specs)
+    _check(len(specs) == x.ndim, Op.SLICE, f"{len(specs)} slice specs for rank {x.ndim}")
+    for (start, stop, step), n in zip(specs, x.shape):
+        _check(0 <= start <= n and start <= stop <= n and step >= 1, Op.SLICE,
+               f"bad slice ({start}, {stop}, {step}) of a dimension of size {n}")
+    if all(s == (0, n, 1) for s, n in zip(specs, x.shape)):
+        return x
+    shape = tuple(len(range(a, b, c)) for a, b, c in specs)
+    return _node(Op.SLICE, (x,), shape, x.dtype, specs)
+
+
+def pad(x: Node, value: Node, config: Sequence[tuple[int, int, int]]) -> Node:
+    """config[d] = (low, high, interior) >= 0; `value` is a scalar node of x's dtype."""
+    config = tuple((int(a), int(b), int(c)) for a, b, c in config)
+    _check(value.shape == () and value.dtype == x.dtype, Op.PAD, "padding value must be a "
+           f"scalar of {x.dtype}")
+    _check(len(config) == x.ndim and all(min(c) >= 0 for c in config), Op.PAD,
+           f"bad pad config {config}")
+    shape = tuple(lo + hi + n + max(n - 1, 0) * interior
+                  for (lo, hi, interior), n in zip(config, x.shape))
+    return _node(Op.PAD, (x, value), shape, x.dtype, config)
+
+
+def concatenate(xs: Sequence[Node], axis: int) -> Node:
+    xs = list(xs)
+    _check(len(xs) >= 1, Op.CONCATENATE, "needs at least one operand")
+    first = xs[0]
+    _check(0 <= axis < first.ndim, Op.CONCATENATE, f"axis {axis} out of range")
+    for x in xs[1:]:
+        _check(x.dtype == first.dtype, Op.CONCATENATE, f"dtypes differ: {first.dtype}, "
+               f"{x.dtype}")
+        same = all(a == b for d, (a, b) in enumerate(zip(x.shape, first.shape)) if d != axis)
+        _check(x.ndim == first.ndim and same, Op.CONCATENATE,
+               f"shapes {first.shape} and {x.shape} differ off axis {axis}")
+    if len(xs) == 1:
+        return first
+    shape = list(first.shape)
+    shape[axis] = sum(x.shape[axis] for x in xs)
+    return _node(Op.CONCATENATE, xs, shape, first.dtype, axis)
+
+
+def reverse(x: Node, axes: Sequence[int]) -> Node:
+    axes = tuple(sorted(int(a) for a in axes))
+    _check(all(0 <= a < x.ndim for a in axes), Op.REVERSE, f"axes {axes} out of range")
+    if not axes:
+        return x
+    return _node(Op.REVERSE, (x,), x.shape, x.dtype, axes)
+
+
+# -- reductions and contraction ------------------------------------------------------------
+
+def reduce(x: Node, kind: str, axes: Sequence[int]) -> Node:
+    axes = tuple(sorted(set(int(a) for a in axes)))
+    _check(kind in REDUCE_KINDS, Op.REDUCE, f"unknown reduction {kind!r}")
+    _check(all(0 <= a < x.ndim for a in axes), Op.REDUCE, f"axes {axes} out of range")
+    if kind in ("any", "all"):
+        _check(x.dtype == np.bool_, Op.REDUCE, f"{kind} needs bool, got {x.dtype}")
+    if kind in ("max", "min"):
+        _check(all(x.shape[a] > 0 for a in axes), Op.REDUCE,
+               f"zero-size array to reduction operation {kind} which has no identity")
+    shape = tuple(n for d, n in enumerate(x.shape) if d not in axes)
+    return _node(Op.REDUCE, (x,), shape, x.dtype, (kind, axes))
+
+
+def argreduce(x: Node, kind: str, axis: int) -> Node:
+    _check(kind in ARGREDUCE_KINDS, Op.ARGREDUCE, f"unknown arg-reduction {kind!r}")
+    _check(0 <= axis < x.ndim and x.shape[axis] > 0, Op.ARGREDUCE,
+           f"axis {axis} of {x.shape} is out of range or empty")
+    shape = tuple(n for d, n in enumerate(x.shape) if d != axis)
+    return _node(Op.ARGREDUCE, (x,), shape, np.int64, (kind, int(axis)))
+
+
+def dot(lhs: Node, rhs: Node, lhs_batch=(), rhs_batch=(), lhs_contract=(), rhs_contract=()):
+    """General contraction: output dims are batch, then lhs free, then rhs free."""
+    dims = tuple(tuple(int(d) for d in ds)
+                 for ds in (lhs_batch, rhs_batch, lhs_contract, rhs_contract))
+    lb, rb, lc, rc = dims
+    _check(lhs.dtype == rhs.dtype, Op.DOT, f"dtypes differ: {lhs.dtype} vs {rhs.dtype}")
+    _check(len(lb) == len(rb) and len(lc) == len(rc), Op.DOT, "unpaired dimension numbers")
+    for a, b in list(zip(lb, rb)) + list(zip(lc, rc)):
+        _check(lhs.shape[a] == rhs.shape[b], Op.DOT,
+               f"contracting/batch sizes differ: {lhs.shape} vs {rhs.shape} "
+               f"(lhs dim {a}, rhs dim {b})")
+    lfree = [d for d in range(lhs.ndim) if d not in lb + lc]
+    rfree = [d for d in range(rhs.ndim) if d not in rb + rc]
+    shape = ([lhs.shape[d] for d in lb] + [lhs.shape[d] for d in lfree]
+             + [rhs.shape[d] for d in rfree])
+    return _node(Op.DOT, (lhs, rhs), shape, lhs.dtype, dims)
+
+
+# -- indexing ------------------------------------------------------------------------------
+
+def gather(x: Node, indices: Node, axis: int) -> Node:
+    """np.take(x, indices, axis) for indices in range (the front end wraps negatives)."""
+    _check(indices.dtype.kind in "iu", Op.GATHER, f"indices must be integers, got "
+           f"{indices.dtype}")
+    _check(0 <= axis < x.ndim, Op.GATHER, f"axis {axis} out of range for {x.shape}")
+    shape = x.shape[:axis] + indices.shape + x.shape[axis + 1:]
+    return _node(Op.GATHER, (x, indices), shape, x.dtype, int(axis))
+
+
+def scatter_add(x: Node, indices: Node, updates: Node, axis: int) -> Node:
+    """out = x.copy(); np.add.at(out, (:,)*axis + (indices,), updates)."""
+    _check(indices.dtype.kind in "iu", Op.SCATTER_ADD, "indices must be integers")
+    expected = x.shape[:axis] + indices.shape + x.shape[axis + 1:]
+    _check(updates.shape == expected and updates.dtype == x.dtype, Op.SCATTER_ADD,
+           f"updates {updates.shape} {updates.dtype} do not match {expected} {x.dtype}")
+    return _node(Op.SCATTER_ADD, (x, indices, updates), x.shape, x.dtype, int(axis))
+
+
+def all_reduce(x: Node, kind: str) -> Node:
+    _check(kind in ("sum", "mean", "max", "min"), Op.ALL_REDUCE, f"unknown kind {kind!r}")
+    return _node(Op.ALL_REDUCE, (x,), x.shape, x.dtype, kind)

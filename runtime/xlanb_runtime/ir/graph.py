@@ -1,0 +1,146 @@
+"""Nodes and graphs: the SSA program every pass consumes and produces.
+
+A `Node` is immutable once built: (op, inputs, shape, dtype, arg) plus `loc`, the user's
+source line it came from (carried through passes so errors and reports can point at it).
+A `Graph` is a list of parameters and a list of outputs; its nodes are whatever the outputs
+reach, in a deterministic topological order.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .ops import Op
+
+
+class Node:
+    __slots__ = ("op", "inputs", "shape", "dtype", "arg", "loc", "__weakref__")
+
+    def __init__(self, op: Op, inputs: Sequence["Node"], shape: tuple[int, ...],
+                 dtype: np.dtype, arg: Any = None, loc: str | None = None):
+        self.op = op
+        self.inputs = tuple(inputs)
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.arg = arg
+        self.loc = loc
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def key(self) -> tuple:
+        """Structural identity given the inputs' identities (what CSE merges on)."""
+        return (self.op, tuple(id(i) for i in self.inputs), self.shape, self.dtype.str,
+                arg_key(self.arg))
+
+    def __repr__(self) -> str:
+        return f"Node({self.op.value}, {type_str(self.dtype, self.shape)})"
+
+
+def arg_key(arg: Any) -> Any:
+    """A hashable stand-in for a node's arg (constants carry arrays)."""
+    if isinstance(arg, np.ndarray):
+        return ("array", arg.dtype.str, arg.shape, arg.tobytes())
+    return arg
+
+
+DTYPE_NAMES = {"bool": "pred", "int8": "s8", "int16": "s16", "int32": "s32", "int64": "s64",
+               "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+               "float16": "f16", "float32": "f32", "float64": "f64"}
+DTYPES_BY_NAME = {v: np.dtype(k) for k, v in DTYPE_NAMES.items()}
+
+
+def type_str(dtype: np.dtype, shape: tuple[int, ...]) -> str:
+    """HLO-style type: f32[4,8]."""
+    return f"{DTYPE_NAMES[np.dtype(dtype).name]}[{','.join(str(d) for d in shape)}]"
+
+
+class Graph:
+    """A program: `params[i]` is flat argument i; `outputs` are returned in order."""
+
+    def __init__(self, params: Sequence[Node], outputs: Sequence[Node], name: str = "main"):
+        self.params = list(params)
+        self.outputs = list(outputs)
+        self.name = name
+        self._nodes: list[Node] | None = None
+
+    @property
+    def nodes(self) -> list[Node]:
+        """Every node reachable from the outputs (and all params), topologically ordered."""
+        if self._nodes is None:
+            self._nodes = topological_order(self.outputs, self.params)
+        return self._nodes
+
+    def users(self) -> dict[int, list[Node]]:
+        """id(node) -> nodes that read it (an output also counts as a use, by `None`)."""
+        users: dict[int, list[Node]] = {id(n): [] for n in self.nodes}
+        for n in self.nodes:
+            for i in n.inputs:
+                users[id(i)].append(n)
+        return users
+
+    def fingerprint(self) -> str:
+        """A structural hash: equal for graphs that print the same."""
+        from .printer import print_graph
+        return hashlib.sha256(print_graph(self).encode()).hexdigest()[:16]
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __repr__(self) -> str:
+        return f"Graph({self.name}, {len(self.params)} params, {len(self.nodes)} nodes)"
+
+
+def topological_order(outputs: Iterable[Node], extra: Iterable[Node] = ()) -> list[Node]:
+    """Post-order DFS without recursion, so deep chains don't hit the recursion limit."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    for root in list(extra) + list(outputs):
+        if id(root) in seen:
+            continue
+        stack = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            for inp in reversed(node.inputs):
+                if id(inp) not in seen:
+                    stack.append((inp, False))
+    return order
+
+
+def rebuild(graph: Graph, rewrite, name: str | None = None) -> Graph:
+    """Copy `graph` bottom-up; `rewrite(node, new_inputs)` returns the replacement node.
+
+    The helper every pass uses: it maps old nodes to new ones in topological order, so a
+    rewrite sees its inputs already rewritten.
+    """
+    mapping: dict[int, Node] = {}
+    for node in graph.nodes:
+        new_inputs = tuple(mapping[id(i)] for i in node.inputs)
+        mapping[id(node)] = rewrite(node, new_inputs)
+    return Graph([mapping[id(p)] for p in graph.params],
+                 [mapping[id(o)] for o in graph.outputs], name or graph.name)
+
+
+def with_inputs(node: Node, inputs: Sequence[Node]) -> Node:
+    """The same node over new inputs (itself when nothing changed)."""
+    if all(a is b for a, b in zip(node.inputs, inputs)):
+        return node
+    return Node(node.op, inputs, node.shape, node.dtype, node.arg, node.loc)

@@ -1,0 +1,185 @@
+"""The reference interpreter: runs a Graph op by op with NumPy.
+
+It is the test oracle, the unfused "before" baseline (`disable_jit`), and what auto-clustering
+falls back to.  One table entry per op; each returns an array of exactly the node's dtype.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .graph import Graph, Node
+from .ops import Op
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _floor_div(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.floor_divide(x, y)
+
+
+def _rem(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.remainder(x, y)
+
+
+def _true_div(x, y):
+    if x.dtype.kind in "iub":
+        return _floor_div(x, y)    # never built by the front end; defined for completeness
+    return np.true_divide(x, y)
+
+
+def _slice(x, specs):
+    return x[tuple(slice(a, b, c) for a, b, c in specs)]
+
+
+def _pad(x, value, config):
+    shape = tuple(lo + hi + n + max(n - 1, 0) * interior for (lo, hi, interior), n
+                  in zip(config, x.shape))
+    out = np.full(shape, value, dtype=x.dtype)
+    index = tuple(slice(lo, lo + max(n - 1, 0) * (interior + 1) + 1 if n else lo, interior + 1)
+                  for (lo, _, interior), n in zip(config, x.shape))
+    out[index] = x
+    return out
+
+
+def _reduce(x, kind_axes):
+    kind, axes = kind_axes
+    fn = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod, "any": np.any,
+          "all": np.all}[kind]
+    return fn(x, axis=axes, dtype=x.dtype) if kind in ("sum", "prod") else fn(x, axis=axes)
+
+
+def _argreduce(x, kind_axis):
+    kind, axis = kind_axis
+    return (np.argmax if kind == "argmax" else np.argmin)(x, axis=axis).astype(np.int64)
+
+
+def _dot(lhs, rhs, dims):
+    lb, rb, lc, rc = dims
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    lsub = [next(letters) for _ in range(lhs.ndim)]
+    rsub = [next(letters) for _ in range(rhs.ndim)]
+    for a, b in zip(lb + lc, rb + rc):
+        rsub[b] = lsub[a]
+    out = ([lsub[d] for d in lb] + [lsub[d] for d in range(lhs.ndim) if d not in lb + lc]
+           + [rsub[d] for d in range(rhs.ndim) if d not in rb + rc])
+    spec = f"{''.join(lsub)},{''.join(rsub)}->{''.join(out)}"
+    return np.einsum(spec, lhs, rhs, optimize=True)
+
+
+def _broadcast(x, shape, dims):
+    expanded = x.reshape([x.shape[dims.index(d)] if d in dims else 1 for d in range(len(shape))])
+    return np.broadcast_to(expanded, shape)
+
+
+def _iota(node: Node):
+    axis = node.arg
+    values = np.arange(node.shape[axis], dtype=node.dtype)
+    view = [1] * node.ndim
+    view[axis] = node.shape[axis]
+    return np.broadcast_to(values.reshape(view), node.shape)
+
+
+def _scatter_add(x, idx, updates, axis):
+    out = np.array(x, copy=True)
+    np.add.at(out, (slice(None),) * axis + (idx,), updates)
+    return out
+
+
+def _sign(x):
+    return np.sign(x)
+
+
+def _round(x):
+    return np.rint(x) if x.dtype.kind == "f" else x
+
+
+# Each entry: (node, *input arrays) -> array.
+EVAL: dict[Op, Callable] = {
+    Op.CONSTANT: lambda n: n.arg,
+    Op.IOTA: _iota,
+    Op.NEG: lambda n, x: np.negative(x),
+    Op.ABS: lambda n, x: np.abs(x),
+    Op.SIGN: lambda n, x: _sign(x),
+    Op.EXP: lambda n, x: np.exp(x),
+    Op.EXPM1: lambda n, x: np.expm1(x),
+    Op.LOG: lambda n, x: np.log(x),
+    Op.LOG1P: lambda n, x: np.log1p(x),
+    Op.SQRT: lambda n, x: np.sqrt(x),
+    Op.RSQRT: lambda n, x: np.reciprocal(np.sqrt(x)),
+    Op.TANH: lambda n, x: np.tanh(x),
+    Op.SIN: lambda n, x: np.sin(x),
+    Op.COS: lambda n, x: np.cos(x),
+    Op.ERF: lambda n, x: _erf(x),
+    Op.FLOOR: lambda n, x: np.floor(x),
+    Op.CEIL: lambda n, x: np.ceil(x),
+    Op.ROUND: lambda n, x: _round(x),
+    Op.NOT: lambda n, x: np.invert(x),
+    Op.IS_FINITE: lambda n, x: np.isfinite(x),
+    Op.ADD: lambda n, x, y: np.add(x, y),
+    Op.SUB: lambda n, x, y: np.subtract(x, y),
+    Op.MUL: lambda n, x, y: np.multiply(x, y),
+    Op.DIV: lambda n, x, y: _true_div(x, y),
+    Op.FLOOR_DIV: lambda n, x, y: _floor_div(x, y),
+    Op.REM: lambda n, x, y: _rem(x, y),
+    Op.POW: lambda n, x, y: np.power(x, y),
+    Op.MAX: lambda n, x, y: np.maximum(x, y),
+    Op.MIN: lambda n, x, y: np.minimum(x, y),
+    Op.AND: lambda n, x, y: np.bitwise_and(x, y),
+    Op.OR: lambda n, x, y: np.bitwise_or(x, y),
+    Op.XOR: lambda n, x, y: np.bitwise_xor(x, y),
+    Op.ATAN2: lambda n, x, y: np.arctan2(x, y),
+    Op.EQ: lambda n, x, y: np.equal(x, y),
+    Op.NE: lambda n, x, y: np.not_equal(x, y),
+    Op.LT: lambda n, x, y: np.less(x, y),
+    Op.LE: lambda n, x, y: np.less_equal(x, y),
+    Op.GT: lambda n, x, y: np.greater(x, y),
+    Op.GE: lambda n, x, y: np.greater_equal(x, y),
+    Op.SELECT: lambda n, p, a, b: np.where(p, a, b),
+    Op.CONVERT: lambda n, x: x.astype(n.dtype),
+    Op.BROADCAST: lambda n, x: _broadcast(x, n.shape, n.arg),
+    Op.RESHAPE: lambda n, x: np.reshape(x, n.shape),
+    Op.TRANSPOSE: lambda n, x: np.transpose(x, n.arg),
+    Op.SLICE: lambda n, x: _slice(x, n.arg),
+    Op.PAD: lambda n, x, v: _pad(x, v, n.arg),
+    Op.CONCATENATE: lambda n, *xs: np.concatenate(xs, axis=n.arg),
+    Op.REVERSE: lambda n, x: np.flip(x, n.arg),
+    Op.REDUCE: lambda n, x: _reduce(x, n.arg),
+    Op.ARGREDUCE: lambda n, x: _argreduce(x, n.arg),
+    Op.DOT: lambda n, x, y: _dot(x, y, n.arg),
+    Op.GATHER: lambda n, x, i: np.take(x, i, axis=n.arg),
+    Op.SCATTER_ADD: lambda n, x, i, u: _scatter_add(x, i, u, n.arg),
+    Op.ALL_REDUCE: lambda n, x: x,      # one replica; collectives substitute a communicator
+}
+
+
+def evaluate_node(node: Node, values: Sequence[np.ndarray]) -> np.ndarray:
+    """One op on concrete inputs, cast to the node's dtype and shape."""
+    with np.errstate(all="ignore"):
+        result = EVAL[node.op](node, *values)
+    result = np.asarray(result)
+    if result.dtype != node.dtype:
+        result = result.astype(node.dtype)
+    if result.shape != node.shape:
+        raise AssertionError(f"interpreter: {node.op.value} produced {result.shape}, "
+                             f"expected {node.shape}")
+    return result
+
+
+def interpret(graph: Graph, args: Sequence[np.ndarray], *,
+              on_node: Callable[[Node, np.ndarray], None] | None = None) -> list[np.ndarray]:
+    """Run `graph` on `args`; returns fresh arrays (never views of the inputs)."""
+    env: dict[int, np.ndarray] = {}
+    for param in graph.params:
+        env[id(param)] = np.asarray(args[param.arg])
+    for node in graph.nodes:
+        if node.op is Op.PARAMETER:
+            continue
+        env[id(node)] = evaluate_node(node, [env[id(i)] for i in node.inputs])
+        if on_node is not None:
+            on_node(node, env[id(node)])
+    return [np.array(env[id(o)], copy=True) for o in graph.outputs]

@@ -1,0 +1,102 @@
+"""The IR's op set: one enum, grouped by kind, plus named sets that passes test against.
+
+An op is small and orthogonal, like HLO: NumPy functions lower to compositions of these.
+Each member's value is its printed (HLO-like) name.  Adding an op means: a member here, a
+shape rule in `builder.py`, an interpreter entry in `interpret.py`; `tests/runtime/test_ops.py`
+walks the enum and fails on any gap.
+"""
+from __future__ import annotations
+
+import enum
+
+
+class Op(enum.Enum):
+    # -- leaves -----------------------------------------------------------------------------
+    PARAMETER = "parameter"      # arg: index of the flat argument
+    CONSTANT = "constant"        # arg: a NumPy array (scalar or small tensor)
+    IOTA = "iota"                # arg: dimension along which values count up
+    # -- elementwise unary ------------------------------------------------------------------
+    NEG = "negate"
+    ABS = "abs"
+    SIGN = "sign"
+    EXP = "exponential"
+    EXPM1 = "exponential-minus-one"
+    LOG = "log"
+    LOG1P = "log-plus-one"
+    SQRT = "sqrt"
+    RSQRT = "rsqrt"
+    TANH = "tanh"
+    SIN = "sine"
+    COS = "cosine"
+    ERF = "erf"
+    FLOOR = "floor"
+    CEIL = "ceil"
+    ROUND = "round-nearest-even"
+    NOT = "not"
+    IS_FINITE = "is-finite"
+    # -- elementwise binary -----------------------------------------------------------------
+    ADD = "add"
+    SUB = "subtract"
+    MUL = "multiply"
+    DIV = "divide"               # true division for floats, C truncation never: see FLOOR_DIV
+    FLOOR_DIV = "floor-divide"   # NumPy // semantics
+    REM = "remainder"            # NumPy % semantics (sign of the divisor)
+    POW = "power"
+    MAX = "maximum"
+    MIN = "minimum"
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+    ATAN2 = "atan2"
+    # -- comparison (bool result) -----------------------------------------------------------
+    EQ = "compare-eq"
+    NE = "compare-ne"
+    LT = "compare-lt"
+    LE = "compare-le"
+    GT = "compare-gt"
+    GE = "compare-ge"
+    # -- ternary ----------------------------------------------------------------------------
+    SELECT = "select"            # select(pred, on_true, on_false)
+    # -- type -------------------------------------------------------------------------------
+    CONVERT = "convert"          # to the node's dtype, NumPy astype semantics
+    # -- data movement ----------------------------------------------------------------------
+    BROADCAST = "broadcast"      # arg: dims of the output that the operand's dims map to
+    RESHAPE = "reshape"
+    TRANSPOSE = "transpose"      # arg: permutation
+    SLICE = "slice"              # arg: ((start, stop, step), ...) per dim, all static
+    PAD = "pad"                  # pad(x, value) arg: ((low, high, interior), ...)
+    CONCATENATE = "concatenate"  # arg: axis
+    REVERSE = "reverse"          # arg: axes
+    # -- reductions -------------------------------------------------------------------------
+    REDUCE = "reduce"            # arg: (kind, axes) kind in sum/max/min/prod/any/all
+    ARGREDUCE = "arg-reduce"     # arg: (kind, axis) kind in argmax/argmin
+    # -- contraction ------------------------------------------------------------------------
+    DOT = "dot"                  # arg: (lhs_batch, rhs_batch, lhs_contract, rhs_contract)
+    # -- indexing ---------------------------------------------------------------------------
+    GATHER = "gather"            # gather(x, idx) arg: axis  (np.take semantics)
+    SCATTER_ADD = "scatter-add"  # scatter-add(x, idx, updates) arg: axis
+    # -- collectives ------------------------------------------------------------------------
+    ALL_REDUCE = "all-reduce"    # arg: reduce kind; identity on one replica
+
+    def __repr__(self) -> str:
+        return f"Op.{self.name}"
+
+
+UNARY = frozenset({Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.EXPM1, Op.LOG, Op.LOG1P, Op.SQRT,
+                   Op.RSQRT, Op.TANH, Op.SIN, Op.COS, Op.ERF, Op.FLOOR, Op.CEIL, Op.ROUND,
+                   Op.NOT, Op.IS_FINITE, Op.CONVERT})
+BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOOR_DIV, Op.REM, Op.POW, Op.MAX,
+                    Op.MIN, Op.AND, Op.OR, Op.XOR, Op.ATAN2})
+COMPARE = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
+ELEMENTWISE = UNARY | BINARY | COMPARE | {Op.SELECT}
+COMMUTATIVE = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR, Op.EQ, Op.NE})
+LEAVES = frozenset({Op.PARAMETER, Op.CONSTANT, Op.IOTA})
+# Ops a loop kernel can compute per output element by index arithmetic alone.
+INDEX_MAPPING = frozenset({Op.BROADCAST, Op.TRANSPOSE, Op.SLICE, Op.REVERSE})
+# Elementwise ops whose cost justifies refusing to recompute them in several kernels.
+EXPENSIVE = frozenset({Op.EXP, Op.EXPM1, Op.LOG, Op.LOG1P, Op.TANH, Op.SIN, Op.COS, Op.ERF,
+                       Op.POW, Op.ATAN2, Op.DIV, Op.SQRT, Op.RSQRT})
+REDUCE_KINDS = ("sum", "max", "min", "prod", "any", "all")
+ARGREDUCE_KINDS = ("argmax", "argmin")
+
+BY_NAME = {op.value: op for op in Op}

@@ -1,0 +1,78 @@
+"""The IR's text form (HLO-like), which `parser.py` reads back exactly.
+
+    module model_fn
+      %0 = parameter(), arg=0 : f32[1000]
+      %3 = multiply(%1, %2) : f32[1000] loc="model.py:5"
+      %4 = reduce(%3), arg=('sum', (0,)) : f32[]
+      return (%4)
+
+Constants print their values in full precision (NumPy repr), so a dumped module re-runs
+bit for bit.  `annotate(node) -> str | None` lets callers add a `# ...` line above a node
+(compiled modules mark where each fusion group starts).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .graph import Graph, Node, type_str
+from .ops import Op
+
+
+def format_value(value) -> str:
+    """A Python literal for args: tuples, ints, strings, floats incl. nan/inf."""
+    if isinstance(value, np.ndarray):
+        return format_value(value.tolist())
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(format_value(v) for v in value)
+        if isinstance(value, tuple):
+            return f"({inner},)" if len(value) == 1 else f"({inner})"
+        return f"[{inner}]"
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if value != value:
+            return "nan"
+        if value in (float("inf"), float("-inf")):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, (bool, np.bool_)):
+        return repr(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return repr(int(value))
+    return repr(value)
+
+
+def node_names(graph: Graph) -> dict[int, str]:
+    return {id(n): f"%{i}" for i, n in enumerate(graph.nodes)}
+
+
+def print_node(node: Node, names: dict[int, str]) -> str:
+    operands = ", ".join(names[id(i)] for i in node.inputs)
+    text = f"{names[id(node)]} = {node.op.value}({operands})"
+    if node.arg is not None:
+        text += f", arg={format_value(node.arg)}"
+    text += f" : {type_str(node.dtype, node.shape)}"
+    if node.loc:
+        text += f' loc="{node.loc}"'
+    return text
+
+
+def print_graph(graph: Graph, annotate: Callable[[Node], str | None] | None = None,
+                show_locations: bool = True) -> str:
+    names = node_names(graph)
+    lines = [f"module {graph.name}"]
+    for node in graph.nodes:
+        note = annotate(node) if annotate else None
+        if note:
+            lines.append(f"  # {note}")
+        text = print_node(node, names)
+        if not show_locations and node.loc:
+            text = text[: text.rindex(' loc="')]
+        lines.append("  " + text)
+    lines.append(f"  return ({', '.join(names[id(o)] for o in graph.outputs)})")
+    return "\n".join(lines) + "\n"
+
+
+def is_scalar_constant(node: Node) -> bool:
+    return node.op is Op.CONSTANT and node.shape == ()

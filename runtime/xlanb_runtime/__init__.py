@@ -1,1 +1,7 @@
 """xlanb_runtime: turns an IR graph into fast code and runs it (the jaxlib of xlanb)."""
+
+__version__ = "0.1.0"
+
+from .compiler import CompileOptions, compile  # noqa: E402
+from .executable import CompiledKernel, Executable  # noqa: E402
+from .report import CompileReport  # noqa: E402

@@ -1,0 +1,346 @@
+"""CPU code generation: one fused kernel -> the Python source of one Numba function.
+
+Sizes and scalar constants are runtime arguments, so a kernel's source depends on its ops,
+dtypes, ranks and broadcast pattern but not on the array sizes: a new shape re-plans in
+milliseconds and reuses the compiled machine code (Numba specializes on dtype, ndim and
+layout only).  Every value is computed per element of an iteration space by index
+arithmetic; broadcast, transpose, slice and reverse only change the index expression.
+
+    # fusion.0 (loop): multiply, add      <- header: group, ops, the user's lines
+    def fusion_0(in0, in1, out0, n0, c0):
+        for i0 in range(n0):
+            v0 = (in0[i0] * c0)
+            v1 = (v0 + in1[i0])
+            out0[i0] = v1
+
+Reductions accumulate in float64 for float32 inputs (NumPy-level accuracy at 10^7
+elements) in kernels compiled with `reassoc`, so LLVM vectorizes the accumulation; vector
+math functions are separate Numba functions with their own (non-reassociating) flags.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..ir import Node, Op
+from ..passes.fusion import Kernel
+from . import templates
+
+BASE_FASTMATH = ("nsz", "arcp", "contract", "afn")
+
+
+@dataclass
+class KernelArg:
+    kind: str            # in | out | size | const | dot_lhs | dot_rhs | acc3 | accnd
+    name: str
+    node: Node | None = None
+    value: object = None  # sizes: the int; dot operands: (transpose perm or None, 3-D shape)
+
+
+@dataclass
+class GeneratedKernel:
+    kernel: Kernel
+    function: str
+    source: str
+    args: list[KernelArg] = field(default_factory=list)
+    dot_acc: tuple | None = None   # ("output", node) or ("scratch", shape, dtype)
+
+    @property
+    def name(self) -> str:
+        return self.kernel.name
+
+
+def _vecmath_digest() -> str:
+    try:
+        from . import vecmath
+        return hashlib.sha256(inspect.getsource(vecmath).encode()).hexdigest()[:12]
+    except (ImportError, OSError):
+        return "none"
+
+
+_VECMATH_DIGEST = _vecmath_digest()
+_VECMATH_NAMES = {name for pair in templates.VECMATH.values() for name in pair}
+
+
+class _Codegen:
+    def __init__(self, kernel: Kernel):
+        self.k = kernel
+        self.args: list[KernelArg] = []
+        self.buffer_names: dict[int, str] = {}
+        self.const_names: dict[int, str] = {}
+        self.lines: list[str] = []
+        self.depth = 1
+        self.counter = 0
+        self.reduce_vars: dict[int, str] = {}
+        self.dot_acc_name: str | None = None
+        self.dot_acc: tuple | None = None
+
+    # -- arguments ---------------------------------------------------------------------
+    def _arg(self, kind: str, prefix: str, node=None, value=None) -> str:
+        name = f"{prefix}{sum(a.kind == kind for a in self.args)}"
+        self.args.append(KernelArg(kind, name, node, value))
+        return name
+
+    def input_name(self, node: Node) -> str:
+        if id(node) not in self.buffer_names:
+            self.buffer_names[id(node)] = self._arg("in", "in", node)
+        return self.buffer_names[id(node)]
+
+    def const_name(self, node: Node) -> str:
+        if id(node) not in self.const_names:
+            self.const_names[id(node)] = self._arg("const", "c", node)
+        return self.const_names[id(node)]
+
+    def size_names(self, shape, prefix: str = "n") -> list[str]:
+        return [self._arg("size", prefix, value=int(d)) for d in shape]
+
+    # -- emission ----------------------------------------------------------------------
+    def emit(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    def fresh(self) -> str:
+        self.counter += 1
+        return f"v{self.counter}"
+
+    def open_loops(self, sizes: list[str], var: str) -> tuple[str, ...]:
+        names = []
+        for i, size in enumerate(sizes):
+            name = f"{var}{i}"
+            self.emit(f"for {name} in range({size}):")
+            self.depth += 1
+            names.append(name)
+        return tuple(names)
+
+    @staticmethod
+    def at(buffer: str, idx: tuple[str, ...]) -> str:
+        return f"{buffer}[{', '.join(idx) if idx else '0'}]"
+
+    def value(self, node: Node, idx: tuple[str, ...], cache: dict) -> str:
+        """A variable holding `node` at index `idx`, emitting the code to compute it."""
+        key = (id(node), idx)
+        if key in cache:
+            return cache[key]
+        if id(node) in self.reduce_vars:
+            return self.reduce_vars[id(node)]
+        if node.op is Op.CONSTANT and node.shape == ():
+            return self.const_name(node)
+        if node.op is Op.DOT and node is self.k.dot:
+            result = self._load(self.dot_acc_name, idx)
+        elif not self.k.contains(node):
+            result = self._load(self.input_name(node), idx)
+        elif node.op is Op.IOTA:
+            result = self._assign(templates.convert(idx[node.arg], np.dtype(np.int64),
+                                                    node.dtype))
+        elif node.op is Op.BROADCAST:
+            operand = node.inputs[0]
+            mapped = tuple("0" if operand.shape[i] == 1 else idx[d]
+                           for i, d in enumerate(node.arg))
+            return self.value(operand, mapped, cache)
+        elif node.op is Op.TRANSPOSE:
+            mapped = [""] * node.ndim
+            for k, p in enumerate(node.arg):
+                mapped[p] = idx[k]
+            return self.value(node.inputs[0], tuple(mapped), cache)
+        elif node.op is Op.SLICE:
+            mapped = tuple(_affine(i, start, step) for i, (start, _, step) in zip(idx, node.arg))
+            return self.value(node.inputs[0], mapped, cache)
+        elif node.op is Op.REVERSE:
+            mapped = tuple(f"({n - 1} - {i})" if d in node.arg else i
+                           for d, (i, n) in enumerate(zip(idx, node.shape)))
+            return self.value(node.inputs[0], mapped, cache)
+        else:
+            operands = [self.value(i, idx, cache) for i in node.inputs]
+            operand_dtype = node.inputs[-1].dtype
+            result = self._assign(templates.expression(node.op, node.dtype, operands,
+                                                       operand_dtype))
+        cache[key] = result
+        return result
+
+    def _load(self, buffer: str, idx) -> str:
+        return self._assign(self.at(buffer, idx))
+
+    def _assign(self, expr: str) -> str:
+        name = self.fresh()
+        self.emit(f"{name} = {expr}")
+        return name
+
+    def write_outputs(self, nodes, idx, cache) -> None:
+        for node in nodes:
+            value = self.value(node, idx, cache)
+            self.emit(f"{self.at(self.output_names[id(node)], idx)} = {value}")
+
+    # -- kernel kinds ------------------------------------------------------------------
+    def generate(self) -> GeneratedKernel:
+        k = self.k
+        # outputs first in the argument list after inputs are discovered: collect names now
+        self.output_names = {id(o): f"out{i}" for i, o in enumerate(k.outputs)}
+        body = {"loop": self.gen_loop, "reduce": self.gen_reduce, "dot": self.gen_dot}[k.kind]
+        body()
+        for i, out in enumerate(k.outputs):
+            self.args.append(KernelArg("out", f"out{i}", out))
+        order = {"dot_lhs": 0, "dot_rhs": 1, "acc3": 2, "accnd": 3, "in": 4, "out": 5,
+                 "size": 6, "const": 7}
+        self.args.sort(key=lambda a: order[a.kind])
+        function = re.sub(r"\W", "_", k.name)
+        return GeneratedKernel(k, function, self.render(function), self.args, self.dot_acc)
+
+    def gen_loop(self) -> None:
+        sizes = self.size_names(self.k.root.shape)
+        idx = self.open_loops(sizes, "i")
+        self.write_outputs(self.k.outputs, idx, {})
+
+    def gen_reduce(self) -> None:
+        reds = self.k.reductions
+        in_shape = reds[0].inputs[0].shape
+        axes = reds[0].arg[1]
+        rank = len(in_shape)
+        first_reduced = min(axes) if axes else rank
+        pure = all(d >= first_reduced for d in axes) and \
+            list(axes) == list(range(first_reduced, rank))
+        in_outputs = [o for o in self.k.outputs if self.k.region[id(o)] == "in"]
+        out_outputs = [o for o in self.k.outputs if self.k.region[id(o)] != "in"]
+        sizes = self.size_names(in_shape, "m")
+        kept = [d for d in range(rank) if d not in axes]
+        accs = [(red, _accumulator(red)) for red in reds]
+        if pure:
+            outer = self.open_loops(sizes[:first_reduced], "j")
+            for i, (red, (acc_dtype, init, _)) in enumerate(accs):
+                self.emit(f"a{i} = {init}")
+            inner = self.open_loops(sizes[first_reduced:], "k")
+            idx = outer + inner
+            self._accumulate(accs, idx, in_outputs, lambda i: f"a{i}")
+            self.depth -= len(inner)
+            out_idx = outer
+        else:
+            kept_sizes = [sizes[d] for d in kept]
+            shape = f"({', '.join(kept_sizes)},)" if kept_sizes else "(1,)"
+            for i, (red, (acc_dtype, init, _)) in enumerate(accs):
+                self.emit(f"acc{i} = np.full({shape}, {init})")
+            idx = self.open_loops(sizes, "j")
+            kept_idx = tuple(idx[d] for d in kept)
+            self._accumulate(accs, idx, in_outputs,
+                             lambda i: self.at(f"acc{i}", kept_idx))
+            self.depth -= rank
+            out_idx = self.open_loops(kept_sizes, "e")
+            for i in range(len(accs)):
+                self.emit(f"a{i} = {self.at(f'acc{i}', out_idx)}")
+        for i, (red, (acc_dtype, _, _)) in enumerate(accs):
+            self.reduce_vars[id(red)] = self._assign(
+                templates.convert(f"a{i}", np.dtype(acc_dtype), red.dtype))
+        self.write_outputs(out_outputs, out_idx, {})
+
+    def _accumulate(self, accs, idx, in_outputs, target) -> None:
+        cache: dict = {}
+        for i, (red, (acc_dtype, _, combine)) in enumerate(accs):
+            value = self.value(red.inputs[0], idx, cache)
+            value = templates.convert(value, red.inputs[0].dtype, np.dtype(acc_dtype))
+            self.emit(f"{target(i)} = {combine.format(a=target(i), v=value)}")
+        self.write_outputs(in_outputs, idx, cache)
+
+    def gen_dot(self) -> None:
+        dot = self.k.dot
+        lb, rb, lc, rc = dot.arg
+        lhs, rhs = dot.inputs
+        lfree = [d for d in range(lhs.ndim) if d not in lb + lc]
+        rfree = [d for d in range(rhs.ndim) if d not in rb + rc]
+        batch = int(np.prod([lhs.shape[d] for d in lb], dtype=np.int64))
+        m = int(np.prod([lhs.shape[d] for d in lfree], dtype=np.int64))
+        n = int(np.prod([rhs.shape[d] for d in rfree], dtype=np.int64))
+        kk = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
+        lhs_view, lhs_t = _operand_view(list(lb), lfree, list(lc), batch, m, kk)
+        rhs_view, rhs_t = _operand_view(list(rb), list(rc), rfree, batch, kk, n)
+        self.args.append(KernelArg("dot_lhs", "lhs", lhs, lhs_view))
+        self.args.append(KernelArg("dot_rhs", "rhs", rhs, rhs_view))
+        self.args.append(KernelArg("acc3", "acc3", dot, (batch, m, n)))
+        epilogue = [o for o in self.k.outputs if o is not dot]
+        if dot in self.k.outputs:
+            self.dot_acc = ("output", dot)
+        elif (epilogue == [self.k.root] and self.k.root.dtype == dot.dtype
+              and self.k.root.shape == dot.shape):
+            self.dot_acc = ("output", self.k.root)     # epilogue runs in place
+        else:
+            self.dot_acc = ("scratch", dot.shape, dot.dtype)
+        nb = self._arg("size", "nb", value=batch)
+        self.emit(f"for b in range({nb}):")
+        self.emit(f"    np.dot(lhs[b]{'.T' if lhs_t else ''}, rhs[b]{'.T' if rhs_t else ''}, "
+                  "acc3[b])")
+        if epilogue:
+            self.args.append(KernelArg("accnd", "accnd", dot))
+            self.dot_acc_name = "accnd"
+            sizes = self.size_names(dot.shape)
+            idx = self.open_loops(sizes, "i")
+            self.write_outputs(epilogue, idx, {})
+
+    def render(self, function: str) -> str:
+        k = self.k
+        locs = sorted({n.loc for n in k.nodes if n.loc})
+        fastmath = set(BASE_FASTMATH) | ({"reassoc"} if k.kind == "reduce" else set())
+        body = "\n".join(self.lines)
+        used = sorted(name for name in _VECMATH_NAMES if re.search(rf"\b{name}\(", body))
+        header = [
+            f"# xlanb kernel {k.name} ({k.kind}): {', '.join(dict.fromkeys(k.ops))}",
+            f"# user lines: {', '.join(locs) if locs else 'n/a'}",
+            f"# vecmath {_VECMATH_DIGEST}",
+            "import math",
+            "import numba",
+            "import numpy as np",
+        ]
+        if used:
+            header.append(f"from xlanb_runtime.codegen.vecmath import {', '.join(used)}")
+        header.append(templates.module_constants())
+        params = ", ".join(a.name for a in self.args)
+        flags = ", ".join(f'"{f}"' for f in sorted(fastmath))
+        return "\n".join(header + [
+            "",
+            f'@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={{{flags}}})',
+            f"def {function}({params}):",
+            body if body.strip() else "    pass",
+            "",
+        ])
+
+
+def _affine(index: str, start: int, step: int) -> str:
+    text = index if step == 1 else f"{step} * {index}"
+    return text if start == 0 else f"({start} + {text})"
+
+
+def _operand_view(batch: list[int], first: list[int], second: list[int], b: int, x: int,
+                  y: int):
+    """How the driver presents a dot operand: a (perm or None, 3-D shape), transposed?"""
+    rank = len(batch) + len(first) + len(second)
+    natural = batch + first + second
+    swapped = batch + second + first
+    if natural == list(range(rank)):
+        return (None, (b, x, y)), False
+    if swapped == list(range(rank)):
+        return (None, (b, y, x)), True
+    return (tuple(natural), (b, x, y)), False
+
+
+def _accumulator(red: Node) -> tuple[str, str, str]:
+    """(accumulator dtype, initial value source, combine template over {a} and {v})."""
+    kind = red.arg[0]
+    dtype = red.dtype
+    if kind in ("sum", "prod"):
+        acc = "float64" if dtype.kind == "f" else ("int64" if dtype.kind == "i" else "uint64")
+        init = f"np.{acc}({0 if kind == 'sum' else 1})"
+        return acc, init, "{a} + {v}" if kind == "sum" else "{a} * {v}"
+    if kind in ("any", "all"):
+        return "bool", ("False" if kind == "any" else "True"), \
+            "{a} | {v}" if kind == "any" else "{a} & {v}"
+    cmp = ">=" if kind == "max" else "<="
+    if dtype.kind == "f":
+        init = f"np.{dtype.name}({'-np.inf' if kind == 'max' else 'np.inf'})"
+        return dtype.name, init, f"{{a}} if ({{a}} {cmp} {{v}} or {{a}} != {{a}}) else {{v}}"
+    info = np.iinfo(dtype)
+    init = f"np.{dtype.name}({info.min if kind == 'max' else info.max})"
+    return dtype.name, init, f"{{a}} if {{a}} {cmp} {{v}} else {{v}}"
+
+
+def generate(kernel: Kernel) -> GeneratedKernel:
+    """Source and calling convention of one fused kernel (not library kernels)."""
+    return _Codegen(kernel).generate()

@@ -1,0 +1,125 @@
+"""`compile(graph)`: the pass pipeline, fusion, buffer assignment, codegen and Numba compile.
+
+    graph --run_pipeline--> optimized --plan_fusion--> kernels --generate--> sources
+          --numba--> dispatchers --build_driver--> Executable (+ CompileReport)
+
+Each step is recorded in the report's timeline under its stable name.  Compiled kernels are
+memoized per process by source and cached on disk by Numba, so a second shape of the same
+function (same source, sizes are arguments) costs only tracing and planning.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+
+from .buffers import assign_buffers
+from .codegen import cache
+from .codegen.cpu import generate
+from .executable import CompiledKernel, Executable, build_driver
+from .ir import Graph
+from .passes import OPTIMIZE_PIPELINE, run_pipeline, timed
+from .passes import cost_model
+from .passes.fusion import plan_fusion
+from .report import CompileReport
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    fusion: bool = True
+    disabled_passes: tuple[str, ...] = ()
+    pipeline: tuple[str, ...] = OPTIMIZE_PIPELINE
+
+
+_dispatchers: dict[str, object] = {}
+
+
+def _numba_type(dtype: np.dtype, ndim: int | None):
+    scalar = numba.from_dtype(np.dtype(dtype))
+    return scalar if ndim is None else numba.types.Array(scalar, max(ndim, 1), "C")
+
+
+def kernel_signature(gen) -> tuple:
+    types = []
+    for arg in gen.args:
+        if arg.kind == "size":
+            types.append(numba.types.int64)
+        elif arg.kind == "const":
+            types.append(_numba_type(arg.node.dtype, None))
+        elif arg.kind in ("dot_lhs", "dot_rhs", "acc3"):
+            types.append(_numba_type(arg.node.dtype, 3))
+        else:
+            types.append(_numba_type(arg.node.dtype, arg.node.ndim))
+    return tuple(types)
+
+
+def compile_kernel(gen) -> tuple[object, float]:
+    """The Numba dispatcher for a generated kernel, compiled for its signature."""
+    signature = kernel_signature(gen)
+    key = gen.source + repr(signature)
+    start = time.perf_counter()
+    dispatcher = _dispatchers.get(key)
+    if dispatcher is None:
+        module = cache.load_module(gen.source)
+        dispatcher = getattr(module, gen.function)
+        dispatcher.compile(signature)
+        _dispatchers[key] = dispatcher
+    return dispatcher, time.perf_counter() - start
+
+
+def compile(graph: Graph, target: str = "cpu", options: CompileOptions | None = None,
+            report: CompileReport | None = None) -> Executable:
+    options = options or CompileOptions()
+    report = report or CompileReport(graph.name, target)
+    records = []
+    start = time.perf_counter()
+    optimized, records = run_pipeline(graph, options.pipeline,
+                                      disabled=options.disabled_passes)
+    plan = timed("fusion", lambda g: plan_fusion(g, options.fusion), optimized, records)
+    _add_records(report, records, start)
+
+    generated, dispatchers, kernels = {}, {}, []
+    with report.phase("codegen", "codegen"):
+        for kernel in plan.kernels:
+            if kernel.kind != "library":
+                generated[kernel.name] = generate(kernel)
+    scratch = {name: gen.dot_acc[1:] for name, gen in generated.items()
+               if gen.dot_acc and gen.dot_acc[0] == "scratch"}
+    with report.phase("buffer-assignment", "pass"):
+        buffers = assign_buffers(plan, scratch)
+    for kernel in plan.kernels:
+        gen = generated.get(kernel.name)
+        compile_seconds = 0.0
+        if gen is not None:
+            phase_start = time.perf_counter()
+            dispatchers[kernel.name], compile_seconds = compile_kernel(gen)
+            report.add(f"numba {kernel.name}", "compile", phase_start, compile_seconds)
+        kernels.append(CompiledKernel(
+            kernel.name, kernel.kind, [n.op.value for n in kernel.nodes],
+            gen.source if gen else f"# library call: {kernel.root.op.value}",
+            kernel.predicted_seconds(), compile_seconds, list(kernel.decisions),
+            sum(cost_model.node_flops(n) for n in kernel.nodes), kernel.read_bytes() + kernel.write_bytes(),
+            sorted({n.loc for n in kernel.nodes if n.loc})))
+    with report.phase("driver", "codegen"):
+        driver, driver_source = build_driver(plan, buffers, generated, dispatchers)
+    executable = Executable(graph, optimized, plan, kernels, driver, driver_source, buffers,
+                            report)
+    report.kernels = [{"name": k.name, "kind": k.kind, "ops": k.ops,
+                       "predicted_seconds": k.predicted_seconds,
+                       "compile_seconds": k.compile_seconds, "decisions": k.decisions,
+                       "flops": k.flops, "bytes_accessed": k.bytes_accessed,
+                       "locations": k.locations, "source": k.source} for k in kernels]
+    report.memory = executable.memory_analysis()
+    report.cost = {k: v for k, v in executable.cost_analysis().items() if k != "kernels"}
+    return executable
+
+
+def _add_records(report: CompileReport, records, start: float) -> None:
+    t = start
+    for rec in records:
+        report.add(rec.name, "fusion" if rec.name == "fusion" else "pass", t, rec.seconds,
+                   nodes_before=rec.nodes_before, nodes_after=rec.nodes_after,
+                   changed=rec.changed)
+        t += rec.seconds

@@ -1,0 +1,231 @@
+"""Executables: the driver that calls a program's kernels, and what a compiled program shows.
+
+The driver is generated Python (kept in dumps): one straight-line function per program that
+binds buffers and calls each kernel once, so the per-call cost is a handful of attribute
+loads and Numba dispatches, not an interpreter loop.  Intermediates live in per-thread
+arenas allocated on the first call of each thread and reused after (no page faults per
+step); outputs are fresh arrays the caller owns.
+
+    def run(p0, p1, p2):
+        s = _scratch()
+        b5 = np.empty((1,), np.float32)
+        _k0(p0, p1, p2, b5, 10000000)
+        return (b5.reshape(()),)
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .buffers import BufferAssignment
+from .codegen.cpu import GeneratedKernel
+from .ir import Graph, Node, Op
+from .ir.interpret import evaluate_node
+from .passes.fusion import FusionPlan, Kernel
+
+
+@dataclass
+class CompiledKernel:
+    """One kernel of a compiled program, as users see it (`compiled.kernels`)."""
+    name: str
+    kind: str
+    ops: list[str]
+    source: str
+    predicted_seconds: float
+    compile_seconds: float = 0.0
+    decisions: list[str] = field(default_factory=list)
+    flops: float = 0.0
+    bytes_accessed: int = 0
+    locations: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"CompiledKernel({self.name}, {self.kind}, ops={self.ops})"
+
+
+class _Arenas(threading.local):
+    blocks: list | None = None
+
+
+def library_call(node: Node) -> Callable:
+    """A library kernel: the reference op on its input arrays, written into `out`."""
+    def run(out, *inputs):
+        out[...] = evaluate_node(node, inputs)
+    run.__name__ = f"library_{node.op.name.lower()}"
+    return run
+
+
+class DriverBuilder:
+    """Writes the straight-line driver source for a fusion plan."""
+
+    def __init__(self, plan: FusionPlan, buffers: BufferAssignment,
+                 generated: dict[str, GeneratedKernel], dispatchers: dict[str, Callable]):
+        self.plan, self.buffers = plan, buffers
+        self.generated, self.dispatchers = generated, dispatchers
+        self.names: dict[int, str] = {}
+        self.globals: dict[str, object] = {"np": np}
+        self.lines: list[str] = []
+
+    def bind(self, value, prefix: str) -> str:
+        name = f"_{prefix}{len(self.globals)}"
+        self.globals[name] = value
+        return name
+
+    def var(self, node: Node) -> str:
+        if id(node) not in self.names:
+            if node.op is Op.CONSTANT:
+                self.names[id(node)] = self.bind(np.ascontiguousarray(node.arg), "const")
+            else:
+                raise AssertionError(f"{node!r} read before it is written")
+        return self.names[id(node)]
+
+    def kernel_operand(self, node: Node) -> str:
+        """A buffer as a Numba kernel takes it: rank 0 becomes shape (1,)."""
+        return f"{self.var(node)}.reshape(1)" if node.ndim == 0 else self.var(node)
+
+    def allocate(self, node: Node) -> None:
+        storage = self.buffers.storage[id(node)]
+        name = f"b{len(self.names)}"
+        self.names[id(node)] = name
+        if storage.kind == "pooled":
+            self.lines.append(f"{name} = s[{storage.block}].view(np.{node.dtype.name})"
+                              f"[:{node.size}].reshape({node.shape!r})")
+        else:
+            self.lines.append(f"{name} = np.empty({node.shape!r}, np.{node.dtype.name})")
+
+    def build(self) -> tuple[str, dict]:
+        graph = self.plan.graph
+        params = [f"p{i}" for i in range(len(graph.params))]
+        for p, name in zip(graph.params, params):
+            self.names[id(p)] = name
+            self.lines.append(f"if not {name}.flags.c_contiguous: "
+                              f"{name} = np.ascontiguousarray({name})")
+        self.lines.append("s = _scratch()")
+        for kernel in self.plan.kernels:
+            self.emit_kernel(kernel)
+        outs = []
+        for out in graph.outputs:
+            value = self.var(out)
+            root = out
+            while self.buffers.storage.get(id(root)) and \
+                    self.buffers.storage[id(root)].kind == "view":
+                root = self.buffers.storage[id(root)].base
+            if self.buffers.storage.get(id(root), None) is None or \
+                    self.buffers.storage[id(root)].kind in ("param", "const", "pooled"):
+                value = f"np.array({value}, copy=True)"
+            outs.append(value)
+        body = "\n".join("    " + line for line in self.lines)
+        source = (f"def run({', '.join(params)}):\n{body}\n"
+                  f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})\n")
+        return source, self.globals
+
+    def emit_kernel(self, kernel: Kernel) -> None:
+        if kernel.kind == "library":
+            node = kernel.root
+            if node.op is Op.RESHAPE:
+                self.names[id(node)] = f"b{len(self.names)}"
+                self.lines.append(f"{self.names[id(node)]} = "
+                                  f"{self.var(node.inputs[0])}.reshape({node.shape!r})")
+                return
+            self.allocate(node)
+            fn = self.bind(library_call(node), "lib")
+            operands = ", ".join(self.var(i) for i in node.inputs)
+            self.lines.append(f"{fn}({self.var(node)}, {operands})   # {kernel.name}")
+            return
+        gen = self.generated[kernel.name]
+        for out in kernel.outputs:
+            self.allocate(out)
+        call_args = [self.call_arg(arg, gen) for arg in gen.args]
+        fn = self.bind(self.dispatchers[kernel.name], "k")
+        self.lines.append(f"{fn}({', '.join(call_args)})   # {kernel.name}")
+
+    def call_arg(self, arg, gen: GeneratedKernel) -> str:
+        if arg.kind in ("in", "out"):
+            return self.kernel_operand(arg.node)
+        if arg.kind == "size":
+            return str(arg.value)
+        if arg.kind == "const":
+            return self.bind(arg.node.dtype.type(arg.node.arg[()]), "c")
+        if arg.kind in ("dot_lhs", "dot_rhs"):
+            perm, shape3 = arg.value
+            src = self.var(arg.node)
+            if perm is not None:
+                src = f"np.ascontiguousarray({src}.transpose({perm!r}))"
+            return f"{src}.reshape({shape3!r})"
+        acc = self.dot_accumulator(gen)
+        return f"{acc}.reshape({arg.value!r})" if arg.kind == "acc3" else acc
+
+    def dot_accumulator(self, gen: GeneratedKernel) -> str:
+        where = gen.dot_acc
+        if where[0] == "output":
+            return self.var(where[1])
+        block = self.buffers.scratch[gen.name]
+        _, shape, dtype = where
+        size = int(np.prod(shape, dtype=np.int64))
+        return f"s[{block}].view(np.{np.dtype(dtype).name})[:{size}].reshape({shape!r})"
+
+
+def build_driver(plan: FusionPlan, buffers: BufferAssignment,
+                 generated: dict[str, GeneratedKernel],
+                 dispatchers: dict[str, Callable]) -> tuple[Callable, str]:
+    source, env = DriverBuilder(plan, buffers, generated, dispatchers).build()
+    arenas = _Arenas()
+    sizes = list(buffers.block_bytes)
+
+    def scratch():
+        blocks = arenas.blocks
+        if blocks is None:
+            blocks = arenas.blocks = [np.empty(n, np.uint8) for n in sizes]
+        return blocks
+
+    env["_scratch"] = scratch
+    code = compile(source, f"<xlanb driver {plan.graph.name}>", "exec")
+    exec(code, env)
+    return env["run"], source
+
+
+class Executable:
+    """A compiled program: `run(flat_args)` plus everything the report shows about it."""
+
+    def __init__(self, graph: Graph, optimized: Graph, plan: FusionPlan,
+                 kernels: list[CompiledKernel], driver: Callable, driver_source: str,
+                 buffers: BufferAssignment, report):
+        self.graph, self.optimized, self.plan = graph, optimized, plan
+        self.kernels, self.driver, self.driver_source = kernels, driver, driver_source
+        self.buffers, self.report = buffers, report
+
+    def run(self, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        return self.driver(*args)
+
+    __call__ = run
+
+    def as_text(self) -> str:
+        from .ir.printer import node_names, print_graph
+        names = node_names(self.optimized)
+        lines = []
+        for k in self.plan.kernels:
+            members = ", ".join(names[id(n)] for n in k.nodes)
+            reads = ", ".join(names.get(id(n), "?") for n in k.inputs)
+            writes = ", ".join(names[id(n)] for n in k.outputs)
+            lines.append(f"# {k.name} ({k.kind}) = {{{members}}} reads ({reads}) "
+                         f"writes ({writes})")
+        return "\n".join(lines) + "\n" + print_graph(self.optimized)
+
+    def cost_analysis(self) -> dict:
+        flops = sum(k.flops for k in self.kernels)
+        bytes_accessed = sum(k.bytes_accessed for k in self.kernels)
+        return {"flops": flops, "bytes accessed": bytes_accessed,
+                "predicted seconds": sum(k.predicted_seconds for k in self.kernels),
+                "kernels": {k.name: {"predicted seconds": k.predicted_seconds,
+                                     "flops": k.flops, "bytes accessed": k.bytes_accessed}
+                            for k in self.kernels}}
+
+    def memory_analysis(self) -> dict:
+        from .buffers import unfused_peak_bytes
+        graph = self.graph
+        return {"temp_bytes_unfused": unfused_peak_bytes(graph),
+                "temp_bytes_fused": self.buffers.pooled_bytes,
+                "argument_bytes": sum(p.nbytes for p in graph.params),
+                "output_bytes": sum(o.nbytes for o in graph.outputs)}

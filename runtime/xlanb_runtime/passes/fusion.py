@@ -1,0 +1,323 @@
+"""Fusion: groups IR nodes into kernels, XLA style, and records why each boundary is there.
+
+    before (3 kernels op by op)              after (1 kernel)
+      %3 = multiply(%1, %2)                    fusion.0 (reduce): multiply, add, reduce
+      %4 = add(%0, %3)                         reads %0 %1 %2, writes %5
+      %5 = reduce(%4), arg=('sum', (0,))
+
+Kinds of kernel:
+  loop    elementwise chains over one iteration space; broadcast / transpose / slice /
+          reverse are index arithmetic inside the loop (loop fusion).  Siblings whose values
+          leave the kernel are extra outputs (multi-output fusion).
+  reduce  one or more reductions with the same input space and axes; their elementwise
+          producers are computed inside the reduction loop (input fusion) and elementwise
+          consumers on the reduced shape run as an epilogue before the store.
+  dot     a contraction with its elementwise epilogue (bias, activation) applied while the
+          output tile is hot.
+  library ops the code generator does not emit (gather, scatter-add, concatenate, pad,
+          arg-reduce, reshape views, integer dots, all-reduce): one NumPy call each.
+
+The algorithm walks nodes consumers-first.  A node that some kernel must read from memory
+(or that the program returns) becomes the root of a new kernel, which then grows through
+its producers, most-recent first, while `can_fuse` says yes.  `can_fuse` returns a
+`Decision`; every "no", and every notable "yes", lands in the kernel's `decisions`, which
+reach the compile report.  Cost: fusing a producer with users elsewhere either writes it
+as an extra output (only when that cannot create a cycle) or recomputes it (only when
+cheap); expensive ops behind an expanding broadcast are not recomputed.
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..ir import Graph, Node, Op
+from ..ir.ops import ELEMENTWISE, EXPENSIVE, INDEX_MAPPING
+from . import cost_model
+
+LOOP_FUSIBLE = ELEMENTWISE | INDEX_MAPPING | {Op.IOTA}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A fusion verdict: yes, or no with the reason users will read."""
+    ok: bool
+    reason: str = ""
+
+    @staticmethod
+    def yes(reason: str = "") -> "Decision":
+        return Decision(True, reason)
+
+    @staticmethod
+    def no(reason: str) -> "Decision":
+        return Decision(False, reason)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+@dataclass(eq=False)
+class Kernel:
+    """A fusion group: what one generated function (or one library call) computes."""
+    name: str
+    kind: str                                   # loop | reduce | dot | library
+    root: Node
+    nodes: list[Node] = field(default_factory=list)      # topological order
+    inputs: list[Node] = field(default_factory=list)     # buffers read
+    consts: list[Node] = field(default_factory=list)     # scalar constants (kernel args)
+    outputs: list[Node] = field(default_factory=list)    # buffers written
+    region: dict[int, str] = field(default_factory=dict)  # id(node) -> loop | in | out
+    direct: dict[int, bool] = field(default_factory=dict)  # identity-indexed in its region
+    decisions: list[str] = field(default_factory=list)
+    extra_outputs: list[Node] = field(default_factory=list)  # multi-output fusion
+
+    def contains(self, node: Node) -> bool:
+        return id(node) in self.region
+
+    @property
+    def reductions(self) -> list[Node]:
+        return [n for n in self.nodes if n.op is Op.REDUCE]
+
+    @property
+    def dot(self) -> Node | None:
+        return next((n for n in self.nodes if n.op is Op.DOT), None)
+
+    @property
+    def ops(self) -> list[str]:
+        return [n.op.value for n in self.nodes]
+
+    def space(self, region: str) -> tuple[int, ...]:
+        """The iteration shape of a region."""
+        if region == "in":
+            return self.reductions[0].inputs[0].shape
+        anchor = self.reductions[0] if self.kind == "reduce" else self.root
+        if self.kind == "dot":
+            anchor = self.dot
+        return anchor.shape if region == "out" else self.root.shape
+
+    def read_bytes(self) -> int:
+        return sum(n.nbytes for n in self.inputs)
+
+    def write_bytes(self) -> int:
+        return sum(n.nbytes for n in self.outputs)
+
+    def predicted_seconds(self) -> float:
+        return cost_model.predict_seconds(self.nodes, self.read_bytes(), self.write_bytes())
+
+
+@dataclass
+class FusionPlan:
+    graph: Graph
+    kernels: list[Kernel]                       # execution order
+    producer: dict[int, Kernel]                 # id(node) -> kernel that writes it
+
+    def kernel_count(self, kinds=("loop", "reduce", "dot")) -> int:
+        return sum(k.kind in kinds for k in self.kernels)
+
+
+def is_scalar_constant(node: Node) -> bool:
+    return node.op is Op.CONSTANT and node.shape == ()
+
+
+def kernel_kind(node: Node) -> str:
+    if node.op is Op.REDUCE:
+        return "reduce"
+    if node.op is Op.DOT:
+        return "dot" if node.dtype.kind == "f" else "library"
+    if node.op in LOOP_FUSIBLE:
+        return "loop"
+    return "library"
+
+
+class _Planner:
+    def __init__(self, graph: Graph, enable_fusion: bool):
+        self.graph = graph
+        self.enable = enable_fusion
+        self.index = {id(n): i for i, n in enumerate(graph.nodes)}
+        self.users = graph.users()
+        self.is_output = {id(o) for o in graph.outputs}
+        self.needed: set[int] = set(self.is_output)
+        self.producer: dict[int, Kernel] = {}
+        self.kernels: list[Kernel] = []
+        self.counts: dict[str, int] = {}
+
+    def plan(self) -> FusionPlan:
+        for node in reversed(self.graph.nodes):
+            if node.op in (Op.PARAMETER, Op.CONSTANT) or id(node) in self.producer:
+                continue
+            if id(node) not in self.needed:
+                continue
+            self._build_kernel(node)
+        ordered = _execution_order(self.kernels, self.producer, self.index)
+        return FusionPlan(self.graph, ordered, self.producer)
+
+    # -- growing one kernel ------------------------------------------------------------
+    def _build_kernel(self, root: Node) -> None:
+        kind = kernel_kind(root)
+        count = self.counts.get(kind, 0)
+        self.counts[kind] = count + 1
+        prefix = {"loop": "fusion", "reduce": "reduce_fusion", "dot": "dot_fusion"}.get(
+            kind, root.op.value.replace("-", "_"))
+        kernel = Kernel(f"{prefix}.{count}", kind, root)
+        self._add(kernel, root, region="out" if kind in ("reduce", "dot") else "loop",
+                  direct=True)
+        if kind == "library":
+            kernel.inputs = _unique([i for i in root.inputs])
+        else:
+            self._grow(kernel)
+        kernel.nodes.sort(key=lambda n: self.index[id(n)])
+        kernel.outputs = _unique([root] + kernel.extra_outputs)
+        for out in kernel.outputs:
+            self.producer[id(out)] = kernel
+        for inp in kernel.inputs:
+            self.needed.add(id(inp))
+        self.kernels.append(kernel)
+
+    def _add(self, kernel: Kernel, node: Node, region: str, direct: bool) -> None:
+        kernel.region[id(node)] = region
+        kernel.direct[id(node)] = direct
+        kernel.nodes.append(node)
+
+    def _grow(self, kernel: Kernel) -> None:
+        heap: list[tuple[int, int, Node]] = []
+        queued: set[int] = set()
+
+        def push_inputs(node: Node) -> None:
+            if node.op is Op.DOT:              # operands of a contraction stay in memory
+                kernel.inputs.extend(node.inputs)
+                return
+            for inp in node.inputs:
+                if id(inp) not in queued:
+                    queued.add(id(inp))
+                    heapq.heappush(heap, (-self.index[id(inp)], id(inp), inp))
+
+        push_inputs(kernel.root)
+        while heap:
+            _, _, node = heapq.heappop(heap)
+            if kernel.contains(node):
+                continue
+            if is_scalar_constant(node):
+                kernel.consts.append(node)
+                continue
+            placement = self._placement(kernel, node)
+            decision = self._can_fuse(kernel, node, placement)
+            if decision.reason:
+                kernel.decisions.append(decision.reason)
+            if decision:
+                region, direct = placement
+                if decision.reason.endswith("users outside)"):
+                    kernel.extra_outputs.append(node)
+                if node.op is Op.REDUCE or node.op is Op.DOT:
+                    kernel.kind = "reduce" if node.op is Op.REDUCE else "dot"
+                    kernel.region = {k: ("out" if v == "loop" else v)
+                                     for k, v in kernel.region.items()}
+                    region = "out"
+                self._add(kernel, node, region, direct)
+                push_inputs(node)
+            elif not any(node is i for i in kernel.inputs):
+                kernel.inputs.append(node)
+        kernel.inputs = _unique(kernel.inputs)
+
+    def _placement(self, kernel: Kernel, node: Node) -> tuple[str, bool] | None:
+        """Which region of the kernel `node` would live in, and whether identity-indexed."""
+        regions, direct = set(), True
+        for user in self.users[id(node)]:
+            if not kernel.contains(user):
+                continue
+            if user.op is Op.REDUCE:
+                regions.add("in")
+                continue
+            regions.add(kernel.region[id(user)])
+            direct &= kernel.direct[id(user)] and user.op in ELEMENTWISE
+        if len(regions) != 1:
+            return None
+        region = regions.pop()
+        return region, direct and node.shape == kernel.space(region)
+
+    def _can_fuse(self, kernel: Kernel, node: Node, placement) -> Decision:
+        what = f"{node.op.value} ({_where(node)})"
+        if not self.enable:
+            return Decision.no("")
+        if placement is None:
+            return Decision.no(f"not fused: {what} feeds both the reduction and its epilogue")
+        region, direct = placement
+        if node.op is Op.REDUCE and kernel.kind == "reduce" and region == "out":
+            first = kernel.reductions[0]
+            if not (direct and node.inputs[0].shape == first.inputs[0].shape
+                    and node.arg[1] == first.arg[1]):
+                return Decision.no(f"not fused: {what} reduces a different space than "
+                                   f"{first.op.value} ({_where(first)})")
+        elif node.op in (Op.REDUCE, Op.DOT):
+            if kernel.kind != "loop" or region != "loop":
+                return Decision.no(f"not fused: {what} cannot join a {kernel.kind} kernel "
+                                   "(one reduction or contraction per kernel)")
+            if not direct:
+                return Decision.no(f"not fused: {what} is read through a broadcast or "
+                                   "transpose, so its consumers need it in memory")
+            if node.op is Op.DOT and node.dtype.kind != "f":
+                return Decision.no(f"not fused: integer {what} runs as a library call")
+        elif node.op not in LOOP_FUSIBLE:
+            return Decision.no("")
+        outside = [u for u in self.users[id(node)] if not kernel.contains(u)]
+        n_outside = len(outside) + (id(node) in self.is_output)
+        space = kernel.space(region)
+        elements = int(np.prod(space, dtype=np.int64))
+        factor = cost_model.recompute_factor(node, elements)
+        if node.op in EXPENSIVE and factor > 1 and not direct:
+            return Decision.no(f"not fused: would recompute {what} {factor:.0f}x per element "
+                               "(it is broadcast)")
+        if n_outside == 0:
+            return Decision.yes(f"fused {what}: saves {2 * node.nbytes} bytes")
+        root_index = self.index[id(kernel.root)]
+        later = all(self.index[id(u)] > root_index for u in outside)
+        if direct and later:
+            return Decision.yes(f"fused {what} as an extra output ({n_outside} users outside)")
+        if node.op not in EXPENSIVE and node.op in LOOP_FUSIBLE:
+            return Decision.yes("")          # cheap: recomputed where it is used
+        return Decision.no(f"not fused: {what} has {n_outside} users outside this kernel; "
+                           f"fusing would compute it twice")
+
+
+def _where(node: Node) -> str:
+    shape = "x".join(str(d) for d in node.shape) or "scalar"
+    return f"{shape}{' at ' + node.loc if node.loc else ''}"
+
+
+def _unique(nodes):
+    seen, out = set(), []
+    for n in nodes:
+        if id(n) not in seen:
+            seen.add(id(n))
+            out.append(n)
+    return out
+
+
+def _execution_order(kernels: list[Kernel], producer: dict[int, Kernel],
+                     index: dict[int, int]) -> list[Kernel]:
+    """Kahn's topological order of kernels by the buffers they read, earliest root first."""
+    deps = {id(k): {id(producer[id(i)]) for i in k.inputs if id(i) in producer} - {id(k)}
+            for k in kernels}
+    dependents: dict[int, list[Kernel]] = {id(k): [] for k in kernels}
+    for k in kernels:
+        for d in deps[id(k)]:
+            dependents[d].append(k)
+    ready = [(index[id(k.root)], id(k), k) for k in kernels if not deps[id(k)]]
+    heapq.heapify(ready)
+    order: list[Kernel] = []
+    while ready:
+        _, _, k = heapq.heappop(ready)
+        order.append(k)
+        for user in dependents[id(k)]:
+            deps[id(user)].discard(id(k))
+            if not deps[id(user)]:
+                heapq.heappush(ready, (index[id(user.root)], id(user), user))
+    if len(order) != len(kernels):
+        stuck = ", ".join(k.name for k in kernels if k not in order)
+        raise AssertionError(f"fusion produced a cycle between kernels: {stuck}")
+    return order
+
+
+def plan_fusion(graph: Graph, enable_fusion: bool = True) -> FusionPlan:
+    """Group `graph`'s nodes into kernels; `enable_fusion=False` gives one op per kernel."""
+    return _Planner(graph, enable_fusion).plan()

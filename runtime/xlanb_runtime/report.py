@@ -1,0 +1,69 @@
+"""The compile report: what the compiler did to one program and what it predicts.
+
+A timeline of phases (trace, every pass, fusion, codegen and each kernel's Numba compile),
+the kernels with their ops, decisions and predicted times, and memory figures.  `to_json()`
+is the data the notebook views and the JupyterLab renderer draw; nothing here renders.
+"""
+from __future__ import annotations
+
+import json
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class Phase:
+    name: str
+    category: str          # trace | pass | fusion | codegen | compile | other
+    start: float           # seconds since the report began
+    seconds: float
+    detail: dict = field(default_factory=dict)
+
+
+@dataclass
+class CompileReport:
+    name: str
+    target: str = "cpu"
+    phases: list[Phase] = field(default_factory=list)
+    kernels: list[dict] = field(default_factory=list)
+    memory: dict = field(default_factory=dict)
+    cost: dict = field(default_factory=dict)
+    origin: float = field(default_factory=time.perf_counter)
+
+    @contextmanager
+    def phase(self, name: str, category: str = "other", **detail):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(name, category, start, time.perf_counter() - start, **detail)
+
+    def add(self, name: str, category: str, start: float, seconds: float, **detail) -> None:
+        self.phases.append(Phase(name, category, start - self.origin, seconds, detail))
+
+    @property
+    def total_seconds(self) -> float:
+        return max((p.start + p.seconds for p in self.phases), default=0.0)
+
+    def seconds(self, category: str) -> float:
+        return sum(p.seconds for p in self.phases if p.category == category)
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data.pop("origin")
+        data["version"] = 1
+        data["total_seconds"] = self.total_seconds
+        return data
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def __str__(self) -> str:
+        lines = [f"compile report: {self.name} ({self.target}), {self.total_seconds * 1e3:.1f} ms"]
+        for p in self.phases:
+            lines.append(f"  {p.start * 1e3:8.2f} ms  {p.seconds * 1e3:8.2f} ms  "
+                         f"{p.category:8s} {p.name}")
+        for k in self.kernels:
+            lines.append(f"  kernel {k['name']} ({k['kind']}): {', '.join(k['ops'])}")
+        return "\n".join(lines)

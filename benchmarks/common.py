@@ -1,0 +1,98 @@
+"""Shared benchmark plumbing: thread pinning, interleaved timing, bandwidth, reporting.
+
+Import `pin_threads` and call it BEFORE importing NumPy/Numba: the pools read their thread
+counts at import.  Single-thread mode (the primary figures on our 2-vCPU machines, see
+../shared/PLATFORM.md) pins the process to one core and every pool to one thread.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+
+def pin_threads(threads: int) -> None:
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                "NUMBA_NUM_THREADS"):
+        os.environ[var] = str(threads)
+    os.environ.setdefault("NUMBA_THREADING_LAYER", "omp")
+    # Old-OpenBLAS workarounds set on some machines select a slower sgemm kernel.
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        os.environ.pop(var, None)
+    if threads == 1:
+        os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+    if threads == 1 and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+
+
+def blas_description() -> str:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "threadpoolctl not installed"
+    parts = []
+    for pool in threadpool_info():
+        if pool.get("user_api") == "blas":
+            parts.append(f"{pool.get('internal_api')} {pool.get('version')} "
+                         f"kernel={pool.get('architecture')} threads={pool.get('num_threads')}")
+    return "; ".join(parts) or "no BLAS pool found"
+
+
+def interleaved_medians(impls: dict, repeats: int, warmup: int = 2) -> dict[str, float]:
+    """Median seconds of each implementation, timed round-robin so noise hits all alike."""
+    for fn in impls.values():
+        for _ in range(warmup):
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in impls}
+    for _ in range(repeats):
+        for name, fn in impls.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def per_call_seconds(fn, calls: int = 20000, rounds: int = 5) -> float:
+    """Median over rounds of the mean time of a tight loop of calls (overhead figures)."""
+    results = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        results.append((time.perf_counter() - start) / calls)
+    return statistics.median(results)
+
+
+def measure_bandwidth(n: int = 50_000_000, repeats: int = 7) -> dict[str, float]:
+    """Read-only sum and triad bandwidth (GB/s) with Numba loops, as the roofline."""
+    import numba
+    import numpy as np
+
+    @numba.njit(parallel=True, fastmath=True)
+    def read_sum(a):
+        total = 0.0
+        for i in numba.prange(a.size):
+            total += a[i]
+        return total
+
+    @numba.njit(parallel=True, fastmath=True)
+    def triad(a, b, c, s):
+        for i in numba.prange(a.size):
+            a[i] = b[i] + s * c[i]
+
+    a = np.ones(n, np.float32)
+    b = np.ones(n, np.float32)
+    c = np.ones(n, np.float32)
+    read_sum(a)
+    triad(a, b, c, np.float32(2.0))
+    medians = interleaved_medians({"read": lambda: read_sum(a),
+                                   "triad": lambda: triad(a, b, c, np.float32(2.0))},
+                                  repeats)
+    return {"read GB/s": a.nbytes / medians["read"] / 1e9,
+            "triad GB/s": 3 * a.nbytes / medians["triad"] / 1e9}
+
+
+def format_table(rows: list[list[str]]) -> str:
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(str(c).rjust(w) if i else str(c).ljust(w)
+                               for i, (c, w) in enumerate(zip(r, widths))) for r in rows)

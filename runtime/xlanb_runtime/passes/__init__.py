@@ -1,0 +1,14 @@
+"""Graph -> Graph passes and the pipeline that names, times, verifies and dumps them.
+
+Importing this package registers every pass in `PASSES` under its kebab-case name.
+"""
+from .pipeline import (OPTIMIZE_PIPELINE, PASSES, PassError, PassRecord, register_pass,
+                       run_pipeline, timed)
+from .simplify import simplify
+from .cse import eliminate_common_subexpressions
+from .dce import eliminate_dead_code
+from .layout import fold_transposes
+
+__all__ = ["OPTIMIZE_PIPELINE", "PASSES", "PassError", "PassRecord", "register_pass",
+           "run_pipeline", "timed", "simplify", "eliminate_common_subexpressions",
+           "eliminate_dead_code", "fold_transposes"]

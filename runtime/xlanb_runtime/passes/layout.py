@@ -1,0 +1,109 @@
+"""`layout`: transpose folding (XLA's TransposeFolding plus layout canonicalization).
+
+A transpose moves every element; most of its consumers can read the untransposed operand
+instead.  Folding it into the consumer's dimension numbers saves a full copy:
+
+    %0 = parameter(), arg=0 : f32[64,32]           %0 = parameter(), arg=0 : f32[64,32]
+    %1 = parameter(), arg=1 : f32[64,16]           %1 = parameter(), arg=1 : f32[64,16]
+    %2 = transpose(%0), arg=(1, 0) : f32[32,64]    %2 = dot(%0, %1),
+    %3 = dot(%2, %1),                        ->         arg=((), (), (0,), (0,)) : f32[32,16]
+         arg=((), (), (1,), (0,)) : f32[32,16]     %3 = reduce(%0), arg=('sum', (0,)) : f32[32]
+    %4 = reduce(%2), arg=('sum', (1,)) : f32[32]   return (%2, %3)
+    return (%3, %4)
+
+Rules (the LAYOUT table):
+  * transpose(transpose(x)) becomes one transpose (an identity one disappears);
+  * transpose(broadcast(x)) becomes a broadcast when x's dims keep their order (always for
+    a scalar splat);
+  * dot(transpose(a), b) becomes dot(a, b) with remapped batch/contracting dims, but only
+    when the transposed operand's free dims keep their relative order: the output order
+    (batch, lhs free, rhs free) must not change.  Same for the rhs;
+  * reduce / arg-reduce of transpose(x) reduce x over the remapped axes; when the kept dims
+    come out in another order a transpose of the (smaller) result restores it.
+
+Precondition: none.  Cost: never adds work; a dot over a transposed operand reads it with
+strides, which BLAS and einsum handle without a copy.  Sums over a different memory order
+may round differently (NumPy's pairwise summation follows the layout).
+"""
+from __future__ import annotations
+
+from ..ir import Graph, Node
+from ..ir import builder as B
+from ..ir.ops import Op
+from .pipeline import register_pass
+from .simplify import Rules, compose_transposes, pat, rewrite, var
+
+
+def _inverse(perm: tuple[int, ...]) -> list[int]:
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return inverse
+
+
+def transpose_broadcast(node: Node, b: Node, x: Node) -> Node | None:
+    dims = [_inverse(node.arg)[d] for d in b.arg]      # where each x dim ends up
+    return B.broadcast(x, node.shape, dims) if dims == sorted(dims) else None
+
+
+def _fold_operand(perm, batch, contract, ndim):
+    """The dot dims on the transpose's input, or None if its free dims would reorder."""
+    free = [perm[d] for d in range(ndim) if d not in batch + contract]
+    if free != sorted(free):
+        return None
+    return tuple(perm[d] for d in batch), tuple(perm[d] for d in contract)
+
+
+def fold_lhs_transpose(node: Node, t: Node, a: Node, b: Node) -> Node | None:
+    lb, rb, lc, rc = (tuple(d) for d in node.arg)
+    folded = _fold_operand(t.arg, lb, lc, t.ndim)
+    return None if folded is None else B.dot(a, b, folded[0], rb, folded[1], rc)
+
+
+def fold_rhs_transpose(node: Node, a: Node, t: Node, b: Node) -> Node | None:
+    lb, rb, lc, rc = (tuple(d) for d in node.arg)
+    folded = _fold_operand(t.arg, rb, rc, t.ndim)
+    return None if folded is None else B.dot(a, b, lb, folded[0], lc, folded[1])
+
+
+def _restore_order(reduced: Node, kept: list[int]) -> Node:
+    """`reduced` has x's kept dims in ascending order; transpose them into `kept` order."""
+    ascending = sorted(kept)
+    return B.transpose(reduced, [ascending.index(d) for d in kept])
+
+
+def reduce_of_transpose(node: Node, t: Node, x: Node) -> Node:
+    kind, axes = node.arg
+    kept = [t.arg[d] for d in range(t.ndim) if d not in axes]
+    return _restore_order(B.reduce(x, kind, [t.arg[a] for a in axes]), kept)
+
+
+def argreduce_of_transpose(node: Node, t: Node, x: Node) -> Node:
+    kind, axis = node.arg
+    kept = [t.arg[d] for d in range(t.ndim) if d != axis]
+    return _restore_order(B.argreduce(x, kind, t.arg[axis]), kept)
+
+
+LAYOUT = Rules([
+    (pat(Op.TRANSPOSE, pat(Op.TRANSPOSE, var("x"), name="inner")),
+     compose_transposes),                                   # transpose(transpose(x, p), q)
+    #                                                         -> transpose(x, p[q])
+    (pat(Op.TRANSPOSE, pat(Op.BROADCAST, var("x"), name="b")),
+     transpose_broadcast),                                  # transpose(bcast(x)) -> bcast(x)
+    (pat(Op.DOT, pat(Op.TRANSPOSE, var("a"), name="t"), var("b")),
+     fold_lhs_transpose),                                   # dot(a^T, b) -> dot(a, b; dims')
+    (pat(Op.DOT, var("a"), pat(Op.TRANSPOSE, var("b"), name="t")),
+     fold_rhs_transpose),                                   # dot(a, b^T) -> dot(a, b; dims')
+    (pat(Op.REDUCE, pat(Op.TRANSPOSE, var("x"), name="t")),
+     reduce_of_transpose),                                  # reduce(x^T, axes) ->
+    #                                                         [transpose](reduce(x, p[axes]))
+    (pat(Op.ARGREDUCE, pat(Op.TRANSPOSE, var("x"), name="t")),
+     argreduce_of_transpose),                               # argmax(x^T, a) -> [transpose]
+    #                                                         (argmax(x, p[a]))
+])
+
+
+@register_pass("layout")
+def fold_transposes(graph: Graph) -> Graph:
+    """Fold transposes into their consumers (the LAYOUT table)."""
+    return rewrite(graph, LAYOUT)

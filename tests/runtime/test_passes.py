@@ -1,0 +1,517 @@
+"""Pass tests: IR text in, structure out, and the reference interpreter as the oracle.
+
+Every row of CASES is (pass, IR text, op counts expected after the pass, rtol): the test
+runs the pass, checks the op counts, checks that the input graph was not mutated, and
+compares `interpret(before)` with `interpret(after)` on random inputs (exactly when rtol
+is 0).  Rewrites that trade one rounding for several (x**3 -> x*(x*x)) or sum in another
+memory order (layout) get a small rtol.
+"""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+from xlanb_runtime.ir import Graph, Op, builder as B, interpret, parse_graph, print_graph
+from xlanb_runtime.passes import (OPTIMIZE_PIPELINE, PASSES, PassError, PassRecord,
+                                  register_pass, run_pipeline, timed)
+from xlanb_runtime.passes.simplify import FOLD_LIMIT, is_lossless, splat_value
+
+F32 = 1e-6      # a few float32 ulps
+
+
+def op_counts(graph: Graph) -> dict[str, int]:
+    return dict(collections.Counter(n.op.value for n in graph.nodes))
+
+
+def random_args(graph: Graph, rng: np.random.Generator) -> list[np.ndarray]:
+    """Positive floats (pow/sqrt stay real), small signed ints, random bools."""
+    args = []
+    for p in graph.params:
+        if p.dtype.kind == "f":
+            args.append(rng.uniform(0.5, 2.0, p.shape).astype(p.dtype))
+        elif p.dtype.kind in "iu":
+            args.append(rng.integers(0 if p.dtype.kind == "u" else -5, 6, p.shape)
+                        .astype(p.dtype))
+        else:
+            args.append(rng.random(p.shape) < 0.5)
+    return args
+
+
+def assert_same_numbers(before: Graph, after: Graph, rtol: float, args=None, seed=0):
+    args = random_args(before, np.random.default_rng(seed)) if args is None else args
+    for want, got in zip(interpret(before, args), interpret(after, args)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        if rtol == 0:
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_allclose(got, want, rtol=rtol)
+
+
+def ir(body: str) -> str:
+    return "module test\n" + body
+
+
+X4 = "%x = parameter(), arg=0 : f32[4,8]\n"
+
+
+def splat_f32(name: str, value: float, shape: str = "4,8") -> str:
+    return (f"%{name}c = constant(), arg={value} : f32[]\n"
+            f"%{name} = broadcast(%{name}c), arg=() : f32[{shape}]\n")
+
+
+def power(exponent: float, dtype: str = "f32") -> str:
+    return ir(f"%x = parameter(), arg=0 : {dtype}[4,8]\n"
+              f"%nc = constant(), arg={exponent} : {dtype}[]\n"
+              f"%n = broadcast(%nc), arg=() : {dtype}[4,8]\n"
+              f"%y = power(%x, %n) : {dtype}[4,8]\nreturn (%y)")
+
+
+def binary(op: str, lhs: str, rhs: str, prelude: str) -> str:
+    return ir(X4 + prelude + f"%y = {op}({lhs}, {rhs}) : f32[4,8]\nreturn (%y)")
+
+
+P = {"parameter": 1}
+SPLAT = {"constant": 1, "broadcast": 1}
+
+CASES = [
+    # -- simplify: identities --------------------------------------------------------------
+    ("x+0", "simplify", binary("add", "%x", "%z", splat_f32("z", 0.0)), P, 0),
+    ("0+x", "simplify", binary("add", "%z", "%x", splat_f32("z", 0.0)), P, 0),
+    ("x-0", "simplify", binary("subtract", "%x", "%z", splat_f32("z", 0.0)), P, 0),
+    ("x*1", "simplify", binary("multiply", "%x", "%o", splat_f32("o", 1.0)), P, 0),
+    ("1*x", "simplify", binary("multiply", "%o", "%x", splat_f32("o", 1.0)), P, 0),
+    ("x/1", "simplify", binary("divide", "%x", "%o", splat_f32("o", 1.0)), P, 0),
+    ("x*[1..1] (constant array)", "simplify",
+     ir("%x = parameter(), arg=0 : f32[3]\n%o = constant(), arg=[1.0, 1.0, 1.0] : f32[3]\n"
+        "%y = multiply(%o, %x) : f32[3]\nreturn (%y)"), P, 0),
+    ("1-x kept", "simplify", binary("subtract", "%o", "%x", splat_f32("o", 1.0)),
+     {**P, **SPLAT, "subtract": 1}, 0),
+    ("x*2 kept", "simplify", binary("multiply", "%x", "%t", splat_f32("t", 2.0)),
+     {**P, **SPLAT, "multiply": 1}, 0),
+    ("-(-x)", "simplify", ir(X4 + "%a = negate(%x) : f32[4,8]\n%b = negate(%a) : f32[4,8]\n"
+                             "return (%b)"), P, 0),
+    ("~~x", "simplify", ir("%x = parameter(), arg=0 : pred[5]\n%a = not(%x) : pred[5]\n"
+                           "%b = not(%a) : pred[5]\nreturn (%b)"), P, 0),
+    ("max(x,x)", "simplify", binary("maximum", "%x", "%x", ""), P, 0),
+    ("float x*0 kept (nan*0 is nan)", "simplify",
+     binary("multiply", "%x", "%z", splat_f32("z", 0.0)), {**P, **SPLAT, "multiply": 1}, 0),
+    ("float x-x kept (inf-inf is nan)", "simplify", binary("subtract", "%x", "%x", ""),
+     {**P, "subtract": 1}, 0),
+    ("int x*0 -> 0", "simplify",
+     ir("%x = parameter(), arg=0 : s32[6]\n%zc = constant(), arg=0 : s32[]\n"
+        "%z = broadcast(%zc), arg=() : s32[6]\n%y = multiply(%x, %z) : s32[6]\nreturn (%y)"),
+     {**P, **SPLAT}, 0),
+    ("int x-x -> 0", "simplify",
+     ir("%x = parameter(), arg=0 : s32[6]\n%y = subtract(%x, %x) : s32[6]\nreturn (%y)"),
+     {**P, **SPLAT}, 0),
+    # -- simplify: powers ------------------------------------------------------------------
+    ("x**1", "simplify", power(1.0), P, 0),
+    ("x**0", "simplify", power(0.0), {**P, **SPLAT}, 0),
+    ("x**2", "simplify", power(2.0), {**P, "multiply": 1}, 0),
+    ("x**3", "simplify", power(3.0), {**P, "multiply": 2}, F32),
+    ("x**4", "simplify", power(4.0), {**P, "multiply": 2}, F32),
+    ("x**5", "simplify", power(5.0), {**P, "multiply": 3}, F32),
+    ("x**8", "simplify", power(8.0), {**P, "multiply": 3}, F32),
+    ("s32 x**3", "simplify", power(3, "s32"), {**P, "multiply": 2}, 0),
+    ("x**-1", "simplify", power(-1.0), {**P, **SPLAT, "divide": 1}, 0),
+    ("x**0.5", "simplify", power(0.5), {**P, "sqrt": 1}, F32),
+    ("x**-0.5", "simplify", power(-0.5), {**P, "rsqrt": 1}, F32),
+    ("x**9 kept", "simplify", power(9.0), {**P, **SPLAT, "power": 1}, 0),
+    ("x**2.5 kept", "simplify", power(2.5), {**P, **SPLAT, "power": 1}, 0),
+    ("x**y kept", "simplify", binary("power", "%x", "%x", ""), {**P, "power": 1}, 0),
+    ("1/sqrt(x)", "simplify",
+     binary("divide", "%o", "%s", splat_f32("o", 1.0) + "%s = sqrt(%x) : f32[4,8]\n"),
+     {**P, "rsqrt": 1}, 0),
+    # -- simplify: select, convert, data movement ------------------------------------------
+    ("select(true)", "simplify",
+     ir(X4 + "%pc = constant(), arg=True : pred[]\n%p = broadcast(%pc), arg=() : pred[4,8]\n"
+        "%n = negate(%x) : f32[4,8]\n%y = select(%p, %x, %n) : f32[4,8]\nreturn (%y)"), P, 0),
+    ("select(false)", "simplify",
+     ir(X4 + "%pc = constant(), arg=False : pred[]\n%p = broadcast(%pc), arg=() : pred[4,8]\n"
+        "%n = negate(%x) : f32[4,8]\n%y = select(%p, %x, %n) : f32[4,8]\nreturn (%y)"),
+     {**P, "negate": 1}, 0),
+    ("select(p, a, a)", "simplify",
+     ir(X4 + "%p = compare-gt(%x, %x) : pred[4,8]\n%y = select(%p, %x, %x) : f32[4,8]\n"
+        "return (%y)"), P, 0),
+    ("convert to own type", "simplify",
+     ir(X4 + "%y = convert(%x) : f32[4,8]\nreturn (%y)"), P, 0),
+    ("convert f16->f32->f64", "simplify",
+     ir("%x = parameter(), arg=0 : f16[6]\n%a = convert(%x) : f32[6]\n"
+        "%b = convert(%a) : f64[6]\nreturn (%b)"), {**P, "convert": 1}, 0),
+    ("convert s16->f32->s16", "simplify",
+     ir("%x = parameter(), arg=0 : s16[6]\n%a = convert(%x) : f32[6]\n"
+        "%b = convert(%a) : s16[6]\nreturn (%b)"), P, 0),
+    ("convert s32->f32->f64 kept (lossy)", "simplify",
+     ir("%x = parameter(), arg=0 : s32[6]\n%a = convert(%x) : f32[6]\n"
+        "%b = convert(%a) : f64[6]\nreturn (%b)"), {**P, "convert": 2}, 0),
+    ("convert f64->f32->f64 kept (lossy)", "simplify",
+     ir("%x = parameter(), arg=0 : f64[6]\n%a = convert(%x) : f32[6]\n"
+        "%b = convert(%a) : f64[6]\nreturn (%b)"), {**P, "convert": 2}, 0),
+    ("broadcast(broadcast)", "simplify",
+     ir("%x = parameter(), arg=0 : f32[8]\n%a = broadcast(%x), arg=(1,) : f32[4,8]\n"
+        "%b = broadcast(%a), arg=(0, 2) : f32[4,3,8]\nreturn (%b)"), {**P, "broadcast": 1}, 0),
+    ("reshape(reshape)", "simplify",
+     ir(X4 + "%a = reshape(%x) : f32[32]\n%b = reshape(%a) : f32[8,4]\nreturn (%b)"),
+     {**P, "reshape": 1}, 0),
+    ("reshape(reshape) back", "simplify",
+     ir(X4 + "%a = reshape(%x) : f32[32]\n%b = reshape(%a) : f32[4,8]\nreturn (%b)"), P, 0),
+    ("transpose(transpose)", "simplify",
+     ir("%x = parameter(), arg=0 : f32[2,3,4]\n%a = transpose(%x), arg=(1, 2, 0) : f32[3,4,2]\n"
+        "%b = transpose(%a), arg=(1, 0, 2) : f32[4,3,2]\nreturn (%b)"),
+     {**P, "transpose": 1}, 0),
+    ("identity movement", "simplify",
+     ir(X4 + "%a = reshape(%x) : f32[4,8]\n%b = slice(%a), arg=((0, 4, 1), (0, 8, 1)) : "
+        "f32[4,8]\n%c = transpose(%b), arg=(0, 1) : f32[4,8]\n%d = reverse(%c), arg=() : "
+        "f32[4,8]\nreturn (%d)"), P, 0),
+    # -- simplify: constant folding --------------------------------------------------------
+    ("fold small constants", "simplify",
+     ir("%a = constant(), arg=[1.0, 2.0, 3.0] : f32[3]\n%b = constant(), arg=[4.0, 5.0, 6.0]"
+        " : f32[3]\n%c = add(%a, %b) : f32[3]\n%d = exponential(%c) : f32[3]\nreturn (%d)"),
+     {"constant": 1}, 0),
+    ("fold splats stays a splat", "simplify",
+     ir(splat_f32("a", 2.0, "64,64") + splat_f32("b", 3.0, "64,64")
+        + "%c = multiply(%a, %b) : f32[64,64]\nreturn (%c)"), SPLAT, 0),
+    ("fold movement of a splat", "simplify",
+     ir(splat_f32("a", 2.0, "64,64") + "%b = transpose(%a), arg=(1, 0) : f32[64,64]\n"
+        "%c = reshape(%b) : f32[4096]\nreturn (%c)"), SPLAT, 0),
+    ("fold reduce of small splat", "simplify",
+     ir(splat_f32("a", 0.5, "10") + "%b = reduce(%a), arg=('sum', (0,)) : f32[]\n"
+        "return (%b)"), {"constant": 1}, 0),
+    ("no fold above FOLD_LIMIT", "simplify",
+     ir("%a = constant(), arg=[1.0, 2.0] : f32[2]\n"
+        f"%b = broadcast(%a), arg=(1,) : f32[{FOLD_LIMIT},2]\nreturn (%b)"),
+     {"constant": 1, "broadcast": 1}, 0),
+    ("fold convert keeps dtype", "simplify",
+     ir("%a = constant(), arg=[1, 2, 300] : s32[3]\n%b = convert(%a) : f16[3]\nreturn (%b)"),
+     {"constant": 1}, 0),
+    ("fold int negative power refused", "simplify",
+     ir("%a = constant(), arg=[2, 3] : s32[2]\n%b = constant(), arg=[1, -1] : s32[2]\n"
+        "%c = power(%a, %b) : s32[2]\nreturn (%c)"), {"constant": 2, "power": 1}, None),
+    ("all-reduce never folds", "simplify",
+     ir("%a = constant(), arg=[1.0, 2.0] : f32[2]\n%b = all-reduce(%a), arg='sum' : f32[2]\n"
+        "return (%b)"), {"constant": 1, "all-reduce": 1}, 0),
+    # -- cse -------------------------------------------------------------------------------
+    ("cse repeated subtree", "cse",
+     ir(X4 + "%a = exponential(%x) : f32[4,8]\n%b = exponential(%x) : f32[4,8]\n"
+        "%c = negate(%a) : f32[4,8]\n%d = negate(%b) : f32[4,8]\n%e = add(%c, %d) : f32[4,8]"
+        "\nreturn (%e)"), {**P, "exponential": 1, "negate": 1, "add": 1}, 0),
+    ("cse equal constants", "cse",
+     ir(X4 + splat_f32("a", 2.0) + splat_f32("b", 2.0)
+        + "%c = multiply(%x, %a) : f32[4,8]\n%d = multiply(%x, %b) : f32[4,8]\n"
+          "%e = subtract(%c, %d) : f32[4,8]\nreturn (%e)"),
+     {**P, **SPLAT, "multiply": 1, "subtract": 1}, 0),
+    ("cse keeps 0.0 and -0.0 apart", "cse",
+     ir("%a = constant(), arg=0.0 : f32[]\n%b = constant(), arg=-0.0 : f32[]\n"
+        "return (%a, %b)"), {"constant": 2}, 0),
+    ("cse commutative add", "cse",
+     ir(X4 + "%n = negate(%x) : f32[4,8]\n%a = add(%x, %n) : f32[4,8]\n"
+        "%b = add(%n, %x) : f32[4,8]\nreturn (%a, %b)"), {**P, "negate": 1, "add": 1}, 0),
+    ("cse maximum order kept (signed zeros)", "cse",
+     ir(X4 + "%n = negate(%x) : f32[4,8]\n%a = maximum(%x, %n) : f32[4,8]\n"
+        "%b = maximum(%n, %x) : f32[4,8]\nreturn (%a, %b)"), {**P, "negate": 1, "maximum": 2},
+     0),
+    ("cse never merges parameters", "cse",
+     ir(X4 + "%y = parameter(), arg=1 : f32[4,8]\n%a = add(%x, %y) : f32[4,8]\nreturn (%a)"),
+     {"parameter": 2, "add": 1}, 0),
+    # -- layout ----------------------------------------------------------------------------
+    ("dot(a^T, b)", "layout",
+     ir("%a = parameter(), arg=0 : f32[16,8]\n%b = parameter(), arg=1 : f32[16,4]\n"
+        "%t = transpose(%a), arg=(1, 0) : f32[8,16]\n"
+        "%d = dot(%t, %b), arg=((), (), (1,), (0,)) : f32[8,4]\nreturn (%d)"),
+     {"parameter": 2, "dot": 1}, F32),
+    ("dot(a, b^T)", "layout",
+     ir("%a = parameter(), arg=0 : f32[8,16]\n%b = parameter(), arg=1 : f32[4,16]\n"
+        "%t = transpose(%b), arg=(1, 0) : f32[16,4]\n"
+        "%d = dot(%a, %t), arg=((), (), (1,), (0,)) : f32[8,4]\nreturn (%d)"),
+     {"parameter": 2, "dot": 1}, F32),
+    ("dot(a^T, b^T)", "layout",
+     ir("%a = parameter(), arg=0 : f32[16,8]\n%b = parameter(), arg=1 : f32[4,16]\n"
+        "%s = transpose(%a), arg=(1, 0) : f32[8,16]\n%t = transpose(%b), arg=(1, 0) : f32[16,4]"
+        "\n%d = dot(%s, %t), arg=((), (), (1,), (0,)) : f32[8,4]\nreturn (%d)"),
+     {"parameter": 2, "dot": 1}, F32),
+    ("batched dot(a^T, b)", "layout",
+     ir("%a = parameter(), arg=0 : f32[5,3,2]\n%b = parameter(), arg=1 : f32[2,5,4]\n"
+        "%t = transpose(%a), arg=(2, 0, 1) : f32[2,5,3]\n"
+        "%d = dot(%t, %b), arg=((0,), (0,), (1,), (1,)) : f32[2,3,4]\nreturn (%d)"),
+     {"parameter": 2, "dot": 1}, F32),
+    ("dot free dims would reorder: kept", "layout",
+     ir("%a = parameter(), arg=0 : f32[5,4,3]\n%b = parameter(), arg=1 : f32[5,6]\n"
+        "%t = transpose(%a), arg=(2, 1, 0) : f32[3,4,5]\n"
+        "%d = dot(%t, %b), arg=((), (), (2,), (0,)) : f32[3,4,6]\nreturn (%d)"),
+     {"parameter": 2, "transpose": 1, "dot": 1}, 0),
+    ("reduce(x^T), order kept", "layout",
+     ir("%x = parameter(), arg=0 : f32[2,3,4]\n%t = transpose(%x), arg=(1, 0, 2) : f32[3,2,4]\n"
+        "%r = reduce(%t), arg=('sum', (0,)) : f32[2,4]\nreturn (%r)"),
+     {**P, "reduce": 1}, F32),
+    ("reduce(x^T), order changes", "layout",
+     ir("%x = parameter(), arg=0 : f32[2,3,4]\n%t = transpose(%x), arg=(2, 1, 0) : f32[4,3,2]\n"
+        "%r = reduce(%t), arg=('max', (1,)) : f32[4,2]\nreturn (%r)"),
+     {**P, "reduce": 1, "transpose": 1}, 0),
+    ("reduce(x^T), kept dims rotate", "layout",
+     ir("%x = parameter(), arg=0 : f32[2,3,4,5]\n"
+        "%t = transpose(%x), arg=(2, 3, 1, 0) : f32[4,5,3,2]\n"
+        "%r = reduce(%t), arg=('sum', (3,)) : f32[4,5,3]\nreturn (%r)"),
+     {**P, "reduce": 1, "transpose": 1}, F32),
+    ("argmax(x^T)", "layout",
+     ir("%x = parameter(), arg=0 : f32[3,5]\n%t = transpose(%x), arg=(1, 0) : f32[5,3]\n"
+        "%r = arg-reduce(%t), arg=('argmax', 0) : s64[3]\nreturn (%r)"),
+     {**P, "arg-reduce": 1}, 0),
+    ("transpose(splat)", "layout",
+     ir(splat_f32("a", 2.0, "3,5") + "%t = transpose(%a), arg=(1, 0) : f32[5,3]\n"
+        "return (%t)"), SPLAT, 0),
+    ("transpose(broadcast(vector))", "layout",
+     ir("%x = parameter(), arg=0 : f32[5]\n%b = broadcast(%x), arg=(1,) : f32[3,5]\n"
+        "%t = transpose(%b), arg=(1, 0) : f32[5,3]\nreturn (%t)"), {**P, "broadcast": 1}, 0),
+    ("transpose(broadcast) reordering dims kept", "layout",
+     ir("%x = parameter(), arg=0 : f32[3,5]\n%b = broadcast(%x), arg=(0, 2) : f32[3,2,5]\n"
+        "%t = transpose(%b), arg=(2, 1, 0) : f32[5,2,3]\nreturn (%t)"),
+     {**P, "broadcast": 1, "transpose": 1}, 0),
+    ("transpose(transpose) inverse", "layout",
+     ir("%x = parameter(), arg=0 : f32[3,5]\n%a = transpose(%x), arg=(1, 0) : f32[5,3]\n"
+        "%b = transpose(%a), arg=(1, 0) : f32[3,5]\nreturn (%b)"), P, 0),
+]
+
+
+@pytest.mark.parametrize("name,pass_name,text,expected,rtol", CASES,
+                         ids=[c[0] for c in CASES])
+def test_rewrite(name, pass_name, text, expected, rtol):
+    before = parse_graph(text)
+    text_before = print_graph(before)
+    after = PASSES[pass_name](before)
+    assert op_counts(after) == expected, print_graph(after)
+    assert print_graph(before) == text_before, "the pass mutated its input"
+    if rtol is not None:
+        assert_same_numbers(before, after, rtol)
+
+
+@pytest.mark.parametrize("name,pass_name,text,expected,rtol", CASES,
+                         ids=[c[0] for c in CASES])
+def test_pipeline_is_a_fixpoint(name, pass_name, text, expected, rtol):
+    once, _ = run_pipeline(parse_graph(text))
+    twice, records = run_pipeline(once)
+    assert not any(r.changed for r in records), [r.name for r in records if r.changed]
+    if rtol is not None:
+        assert_same_numbers(parse_graph(text), twice, max(rtol, F32))
+
+
+# -- individual properties -------------------------------------------------------------------
+
+def test_simplify_keeps_the_users_line():
+    graph = parse_graph(power(4.0).replace(": f32[4,8]\nreturn", ': f32[4,8] loc="m.py:7"\n'
+                                                                  "return"))
+    after = PASSES["simplify"](graph)
+    multiplies = [n for n in after.nodes if n.op is Op.MUL]
+    assert len(multiplies) == 2 and all(n.loc == "m.py:7" for n in multiplies)
+
+
+def test_float_identities_not_applied_to_nan_and_inf():
+    graph = parse_graph(binary("multiply", "%x", "%z", splat_f32("z", 0.0)))
+    args = [np.full((4, 8), np.inf, np.float32)]
+    (got,) = interpret(run_pipeline(graph)[0], args)
+    assert np.isnan(got).all()
+
+
+def test_x_plus_zero_matches_by_value_in_the_nodes_dtype():
+    text = ir("%x = parameter(), arg=0 : s32[3]\n%z = constant(), arg=[0, 0, 0] : s32[3]\n"
+              "%y = add(%x, %z) : s32[3]\nreturn (%y)")
+    assert op_counts(PASSES["simplify"](parse_graph(text))) == P
+    half = ir("%x = parameter(), arg=0 : s32[3]\n%z = constant(), arg=[0, 1, 0] : s32[3]\n"
+              "%y = add(%x, %z) : s32[3]\nreturn (%y)")
+    assert op_counts(PASSES["simplify"](parse_graph(half)))["add"] == 1
+
+
+def test_constant_folding_is_exact_in_the_nodes_dtype():
+    text = ir("%a = constant(), arg=[1, 2, 300] : s32[3]\n%b = convert(%a) : f16[3]\n"
+              "%c = constant(), arg=[0.1, 0.2, 0.3] : f16[3]\n%d = add(%b, %c) : f16[3]\n"
+              "return (%d)")
+    before = parse_graph(text)
+    (folded,) = PASSES["simplify"](before).outputs
+    assert folded.op is Op.CONSTANT and folded.arg.dtype == np.float16
+    np.testing.assert_array_equal(folded.arg, interpret(before, [])[0])
+
+
+def test_big_splat_is_never_materialized():
+    text = ir(splat_f32("a", 2.0, "512,512") + splat_f32("b", 0.5, "512,512")
+              + "%c = add(%a, %b) : f32[512,512]\n%d = exponential(%c) : f32[512,512]\n"
+                "return (%d)")
+    after, _ = run_pipeline(parse_graph(text))
+    assert max(n.size for n in after.nodes if n.op is Op.CONSTANT) == 1
+    assert splat_value(after.outputs[0]) == np.float32(np.exp(np.float32(2.5)))
+
+
+@pytest.mark.parametrize("src,dst,lossless", [
+    ("bool", "int8", True), ("int8", "float16", True), ("uint8", "float16", True),
+    ("int16", "float16", False), ("int16", "float32", True), ("uint16", "float32", True),
+    ("int32", "float32", False), ("int32", "float64", True), ("int64", "float64", False),
+    ("int8", "uint16", False), ("uint8", "int16", True), ("float32", "float64", True),
+    ("float64", "float32", False), ("float32", "int64", False), ("int8", "bool", False)])
+def test_is_lossless(src, dst, lossless):
+    assert is_lossless(np.dtype(src), np.dtype(dst)) is lossless
+
+
+def test_dce_has_nothing_to_do_on_a_built_graph_and_prunes_a_stale_node_list():
+    graph = parse_graph(ir(X4 + "%a = exponential(%x) : f32[4,8]\nreturn (%a)"))
+    assert PASSES["dce"](graph) is graph
+    stale = Graph(graph.params, graph.outputs, graph.name)
+    _ = stale.nodes                                   # caches [x, exp]
+    stale.outputs[0] = B.unary(Op.NEG, graph.params[0])
+    stale._nodes = stale.nodes + [stale.outputs[0]]   # a hand-built list with a dead exp
+    pruned = PASSES["dce"](stale)
+    assert op_counts(pruned) == {"parameter": 1, "negate": 1}
+
+
+# -- the pipeline ----------------------------------------------------------------------------
+
+@pytest.fixture
+def scratch_passes():
+    """Register passes for one test and remove them afterwards."""
+    added = []
+
+    def add(name, fn):
+        register_pass(name)(fn)
+        added.append(name)
+    yield add
+    for name in added:
+        PASSES.pop(name, None)
+
+
+MODEL = ir(X4 + splat_f32("o", 1.0) + splat_f32("t", 3.0)
+           + "%a = multiply(%x, %o) : f32[4,8]\n%b = power(%a, %t) : f32[4,8]\n"
+             "%c = exponential(%x) : f32[4,8]\n%d = exponential(%x) : f32[4,8]\n"
+             "%e = add(%c, %d) : f32[4,8]\n%f = add(%b, %e) : f32[4,8]\nreturn (%f)")
+
+
+def test_pipeline_records_every_pass():
+    graph = parse_graph(MODEL)
+    dumped = []
+    after, records = run_pipeline(graph, dump=lambda name, g: dumped.append((name, len(g))))
+    assert [r.name for r in records] == list(OPTIMIZE_PIPELINE)
+    assert all(isinstance(r, PassRecord) and r.seconds >= 0 for r in records)
+    assert records[0].nodes_before == len(graph) and records[-1].nodes_after == len(after)
+    for earlier, later in zip(records, records[1:]):
+        assert later.nodes_before == earlier.nodes_after
+    assert [r.changed for r in records[:3]] == [True, True, False]   # dce: nothing to do
+    assert dumped == [(r.name, r.nodes_after) for r in records]
+    assert op_counts(after) == {"parameter": 1, "multiply": 2, "exponential": 1, "add": 2}
+    assert_same_numbers(graph, after, F32)
+
+
+def test_pipeline_skips_disabled_passes():
+    _, records = run_pipeline(parse_graph(MODEL), disabled=("cse", "fusion"))
+    assert [r.name for r in records] == ["simplify", "dce", "layout", "simplify"]
+
+
+def test_pipeline_rejects_unknown_pass():
+    with pytest.raises(ValueError, match="unknown pass 'nope'"):
+        run_pipeline(parse_graph(MODEL), ("simplify", "nope"))
+
+
+def test_broken_pass_is_named_by_the_verifier(scratch_passes):
+    def break_types(graph):              # retypes the output without changing its rule
+        out = graph.outputs[0]
+        bad = type(out)(out.op, out.inputs, out.shape, np.float64, out.arg, out.loc)
+        return Graph(graph.params, [bad], graph.name)
+    scratch_passes("break-types", break_types)
+    with pytest.raises(PassError, match="verify failed after 'break-types'") as info:
+        run_pipeline(parse_graph(MODEL), ("simplify", "break-types", "cse"))
+    assert info.value.pass_name == "break-types"
+    after, _ = run_pipeline(parse_graph(MODEL), ("break-types",), verify_each=False)
+    assert after.outputs[0].dtype == np.float64
+
+
+def test_raising_pass_is_named(scratch_passes):
+    def explode(graph):
+        raise KeyError("boom")
+    scratch_passes("explode", explode)
+    with pytest.raises(PassError, match="pass 'explode' failed: KeyError"):
+        run_pipeline(parse_graph(MODEL), ("explode",))
+
+
+def test_pass_must_return_a_graph(scratch_passes):
+    scratch_passes("no-graph", lambda graph: None)
+    with pytest.raises(PassError, match="'no-graph' returned NoneType"):
+        run_pipeline(parse_graph(MODEL), ("no-graph",))
+
+
+def test_invalid_input_is_reported_before_any_pass():
+    graph = parse_graph(MODEL)
+    out = graph.outputs[0]
+    graph.outputs[0] = type(out)(out.op, out.inputs, (3,), out.dtype, out.arg)
+    with pytest.raises(PassError, match="verify failed on the pipeline's input"):
+        run_pipeline(graph)
+
+
+def test_register_pass_checks_names():
+    with pytest.raises(ValueError, match="kebab-case"):
+        register_pass("Fold_Things")
+    with pytest.raises(ValueError, match="already registered"):
+        register_pass("cse")(lambda graph: graph)
+
+
+def test_timed_records_analysis_and_graph_steps():
+    graph = parse_graph(MODEL)
+    records: list[PassRecord] = []
+    assert timed("buffer-assignment", lambda g: {"bytes": 0}, graph, records) == {"bytes": 0}
+    result = timed("simplify-step", PASSES["simplify"], graph, records)
+    assert [(r.name, r.changed) for r in records] == [("buffer-assignment", False),
+                                                       ("simplify-step", True)]
+    assert records[0].nodes_after == len(graph) and records[1].nodes_after == len(result)
+    with pytest.raises(PassError, match="pass 'fusion' failed: ZeroDivisionError"):
+        timed("fusion", lambda g: 1 / 0, graph, records)
+
+
+# -- differential: random programs, optimized vs interpreted ---------------------------------
+
+def random_program(rng: np.random.Generator) -> Graph:
+    """Elementwise math, constant powers, splats, transposes, dots and reductions."""
+    params = [B.parameter(i, (3, 4), np.float64) for i in range(2)]
+    pool = list(params)
+
+    def pick(shape=None, ndim=None):
+        choices = [n for n in pool if (shape is None or n.shape == shape)
+                   and (ndim is None or n.ndim == ndim)]
+        return choices[rng.integers(len(choices))] if choices else None
+
+    def splat(value, like):
+        return B.broadcast(B.constant(np.float64(value)), like.shape, ())
+
+    for _ in range(10):
+        x = pick()
+        kind = rng.integers(7)
+        if kind == 0:
+            node = B.binary([Op.ADD, Op.MUL, Op.SUB, Op.MAX][rng.integers(4)], x, pick(x.shape))
+        elif kind == 1:
+            c = [0.0, 1.0, 2.0, -1.0][rng.integers(4)]
+            node = B.binary([Op.ADD, Op.MUL, Op.SUB, Op.DIV][rng.integers(4)], x, splat(c, x))
+        elif kind == 2:
+            e = [0, 1, 2, 3, 4, 5, -1, 0.5, -0.5, 2.5][rng.integers(10)]
+            node = B.binary(Op.POW, B.unary(Op.ABS, x), splat(e, x))
+        elif kind == 3:
+            node = B.unary([Op.NEG, Op.TANH, Op.SQRT][rng.integers(3)], B.unary(Op.ABS, x))
+        elif kind == 4:
+            x = pick(ndim=2)
+            t = B.transpose(x, (1, 0))
+            node = B.transpose(t, (1, 0)) if rng.integers(2) else t
+        elif kind == 5:
+            x = pick(ndim=2)
+            t = B.transpose(x, (1, 0))
+            y = pick(shape=t.shape) or t
+            node = B.dot(t, B.transpose(y, (1, 0)), (), (), (1,), (0,))
+        else:
+            x = pick(ndim=2)
+            node = B.reduce(B.transpose(x, (1, 0)), ["sum", "max"][rng.integers(2)],
+                            (int(rng.integers(2)),))
+        pool.append(node)
+    return Graph(params, pool[-3:], "random")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_programs_keep_their_values(seed):
+    rng = np.random.default_rng(seed)
+    graph = random_program(rng)
+    after, records = run_pipeline(graph)
+    assert len(after) <= len(graph)
+    args = [rng.normal(size=(3, 4)) for _ in graph.params]
+    assert_same_numbers(graph, after, 1e-9, args=args)

@@ -150,16 +150,14 @@ class _Planner:
                 continue
             self._build_kernel(node)
         ordered = _execution_order(self.kernels, self.producer, self.index)
+        for kernel in ordered:
+            kernel.name = self._name(kernel)
         return FusionPlan(self.graph, ordered, self.producer)
 
     # -- growing one kernel ------------------------------------------------------------
     def _build_kernel(self, root: Node) -> None:
         kind = kernel_kind(root)
-        count = self.counts.get(kind, 0)
-        self.counts[kind] = count + 1
-        prefix = {"loop": "fusion", "reduce": "reduce_fusion", "dot": "dot_fusion"}.get(
-            kind, root.op.value.replace("-", "_"))
-        kernel = Kernel(f"{prefix}.{count}", kind, root)
+        kernel = Kernel("", kind, root)
         self._add(kernel, root, region="out" if kind in ("reduce", "dot") else "loop",
                   direct=True)
         if kind == "library":
@@ -173,6 +171,13 @@ class _Planner:
         for inp in kernel.inputs:
             self.needed.add(id(inp))
         self.kernels.append(kernel)
+
+    def _name(self, kernel: Kernel) -> str:
+        prefix = {"loop": "fusion", "reduce": "reduce_fusion", "dot": "dot_fusion"}.get(
+            kernel.kind, kernel.root.op.value.replace("-", "_"))
+        count = self.counts.get(prefix, 0)
+        self.counts[prefix] = count + 1
+        return f"{prefix}.{count}"
 
     def _add(self, kernel: Kernel, node: Node, region: str, direct: bool) -> None:
         kernel.region[id(node)] = region
@@ -265,8 +270,8 @@ class _Planner:
         elements = int(np.prod(space, dtype=np.int64))
         factor = cost_model.recompute_factor(node, elements)
         if node.op in EXPENSIVE and factor > 1 and not direct:
-            return Decision.no(f"not fused: would recompute {what} {factor:.0f}x per element "
-                               "(it is broadcast)")
+            return Decision.no(f"not fused: {what} would be recomputed {factor:.0f}x per "
+                               "element (it is broadcast)")
         if n_outside == 0:
             return Decision.yes(f"fused {what}: saves {2 * node.nbytes} bytes")
         root_index = self.index[id(kernel.root)]

@@ -1,0 +1,16 @@
+"""xlanb: XLA for plain NumPy.
+
+    @xlanb.jit
+    def model_fn(x, y, z):
+        return np.sum(x + y * z)      # traced, fused into one kernel, compiled with Numba
+"""
+from .api import (CacheInfo, Compiled, JitFunction, Lowered, RecompilationWarning,
+                  disable_jit, jit)
+from .errors import (CompileError, ConcretizationError, DataDependentShapeError,
+                     ShapeMismatchError, UnsupportedNumPyFunctionError)
+
+__version__ = "0.1.0"
+
+__all__ = ["CacheInfo", "Compiled", "CompileError", "ConcretizationError",
+           "DataDependentShapeError", "JitFunction", "Lowered", "RecompilationWarning",
+           "ShapeMismatchError", "UnsupportedNumPyFunctionError", "disable_jit", "jit"]

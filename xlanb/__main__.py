@@ -1,0 +1,30 @@
+"""The xlanb command line: `python -m xlanb demo | bench`."""
+from __future__ import annotations
+
+import argparse
+import runpy
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m xlanb", description="XLA for plain NumPy")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("demo", help="run the seed examples: eager vs op-by-op vs compiled")
+    bench = sub.add_parser("bench", help="run benchmarks/bench_core.py (from a checkout)")
+    bench.add_argument("rest", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        from .demo import run_demo
+        run_demo()
+        return 0
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_core.py"
+    if not script.exists():
+        parser.error("benchmarks/ is not in this installation; run from a source checkout")
+    sys.argv = [str(script)] + args.rest
+    runpy.run_path(str(script), run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

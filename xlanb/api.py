@@ -1,0 +1,265 @@
+"""`xlanb.jit`: trace once per signature, compile, cache; plus the JAX-style stages.
+
+    f = xlanb.jit(model_fn)
+    f(x, y, z)                          # trace -> optimize -> fuse -> Numba -> run
+    c = f.lower(x, y, z).compile()      # Lowered -> Compiled, each with .as_text()
+    c.kernels, c.cost_analysis(), c.memory_analysis(), c.report
+
+One executable per (argument structure, shapes, dtypes, static args, target, options).
+Kernels are keyed by their source, which does not contain sizes, so a new shape re-traces
+and re-plans but reuses compiled machine code.  `disable_jit()` runs the same traced graph
+op by op in the reference interpreter: the "without XLA" baseline.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import inspect
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import xlanb_runtime
+from xlanb_runtime.ir import interpret, print_graph
+from xlanb_runtime.report import CompileReport
+
+from .tracing.tracer import trace
+from .tracing.tracer import flatten_args, is_array_leaf
+
+RECOMPILE_WARNING_THRESHOLD = 8
+
+_jit_disabled: contextvars.ContextVar[bool] = contextvars.ContextVar("jit_disabled",
+                                                                     default=False)
+
+
+@contextlib.contextmanager
+def disable_jit():
+    """Inside, jitted functions run op by op through the reference interpreter."""
+    token = _jit_disabled.set(True)
+    try:
+        yield
+    finally:
+        _jit_disabled.reset(token)
+
+
+class RecompilationWarning(UserWarning):
+    """A jitted function keeps compiling for new shapes."""
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    hits: int
+    misses: int
+    currsize: int
+
+
+def _leaf_signature(leaf) -> Any:
+    if isinstance(leaf, np.ndarray):
+        return (leaf.shape, leaf.dtype)
+    if isinstance(leaf, np.generic):
+        return ((), leaf.dtype)
+    return ("static", type(leaf), leaf)
+
+
+class Lowered:
+    """A traced, not yet optimized program (`as_text()` is the IR before optimization)."""
+
+    def __init__(self, jitted: "JitFunction", traced, options, report: CompileReport):
+        self._jitted, self.traced, self.options, self.report = jitted, traced, options, report
+
+    @property
+    def graph(self):
+        return self.traced.graph
+
+    def as_text(self) -> str:
+        return print_graph(self.traced.graph)
+
+    def compile(self) -> "Compiled":
+        executable = xlanb_runtime.compile(self.traced.graph, self._jitted.target,
+                                           self.options, self.report)
+        return Compiled(executable, self.traced)
+
+
+class Compiled:
+    """A compiled program: call it, read it (`as_text`), and see what it costs."""
+
+    def __init__(self, executable, traced):
+        self.executable, self.traced = executable, traced
+
+    def __call__(self, *args, **kwargs):
+        leaves, _, _ = flatten_args(args, kwargs, ())
+        return self.call_flat([leaves[i] for i in self.traced.param_leaves])
+
+    def call_flat(self, arrays: Sequence[np.ndarray]):
+        outs = list(self.executable.run(arrays))
+        for index, value in self.traced.const_outputs.items():
+            outs[index] = value
+        return self.traced.unflatten_outputs(outs)
+
+    def as_text(self) -> str:
+        return self.executable.as_text()
+
+    @property
+    def kernels(self):
+        return self.executable.kernels
+
+    @property
+    def report(self) -> CompileReport:
+        return self.executable.report
+
+    def cost_analysis(self) -> dict:
+        return self.executable.cost_analysis()
+
+    def memory_analysis(self) -> dict:
+        return self.executable.memory_analysis()
+
+
+class JitFunction:
+    """The callable `xlanb.jit` returns."""
+
+    def __init__(self, fn: Callable, static_argnums=(), must_compile: bool = True,
+                 target: str = "cpu", fusion: bool = True):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) \
+            else tuple(static_argnums)
+        self.must_compile = must_compile
+        self.target = target
+        self.options = xlanb_runtime.CompileOptions(fusion=fusion)
+        self._cache: dict = {}
+        self._interpreted: dict = {}
+        self._hits = self._misses = 0
+        self._simple = not self.static_argnums
+        self._warned = False
+        self.last_compiled: Compiled | None = None
+        self._autocluster = None
+        if not must_compile:
+            from .autocluster import AutoClusterer
+            self._autocluster = AutoClusterer(self)
+
+    # -- calling -----------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if _jit_disabled.get():
+            return self._interpret(args, kwargs)
+        if self._autocluster is not None:
+            return self._autocluster(args, kwargs)
+        if self._simple and not kwargs:
+            try:      # fast path: positional ndarrays only
+                key = tuple([(a.shape, a.dtype) for a in args if type(a) is np.ndarray])
+                if len(key) == len(args):
+                    compiled = self._cache[key]
+                    self._hits += 1
+                    return compiled.call_flat(args)
+            except (KeyError, AttributeError, TypeError):
+                pass
+        leaves, in_tree, static = flatten_args(args, kwargs, self.static_argnums)
+        key = self._key(leaves, in_tree, static, args, kwargs)
+        compiled = self._cache.get(key)
+        if compiled is None:
+            self._misses += 1
+            compiled = self._lower(args, kwargs).compile()
+            self._cache[key] = compiled
+            self.last_compiled = compiled
+            self._check_recompiles()
+        else:
+            self._hits += 1
+        return compiled.call_flat([leaves[i] for i in compiled.traced.param_leaves])
+
+    def _key(self, leaves, in_tree, static, args, kwargs):
+        if self._simple and not kwargs and all(type(a) is np.ndarray for a in args):
+            return tuple((a.shape, a.dtype) for a in args)
+        return (in_tree, tuple(_static_key(s) for s in static),
+                tuple(_leaf_signature(leaf) for leaf in leaves))
+
+    def _lower(self, args, kwargs) -> Lowered:
+        report = CompileReport(getattr(self.fn, "__name__", "main"), self.target)
+        with report.phase("trace", "trace"):
+            traced = trace(self.fn, args, kwargs, self.static_argnums)
+        return Lowered(self, traced, self.options, report)
+
+    def _interpret(self, args, kwargs):
+        leaves, in_tree, static = flatten_args(args, kwargs, self.static_argnums)
+        key = self._key(leaves, in_tree, static, args, kwargs)
+        traced = self._interpreted.get(key)
+        if traced is None:
+            traced = self._interpreted[key] = trace(self.fn, args, kwargs,
+                                                    self.static_argnums)
+        values = interpret(traced.graph, [leaves[i] for i in traced.param_leaves])
+        for index, value in traced.const_outputs.items():
+            values[index] = value
+        return traced.unflatten_outputs(values)
+
+    # -- stages and introspection ------------------------------------------------------
+    def lower(self, *args, **kwargs) -> Lowered:
+        return self._lower(args, kwargs)
+
+    def cache_info(self) -> CacheInfo:
+        return CacheInfo(self._hits, self._misses, len(self._cache))
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+        self._hits = self._misses = 0
+
+    @property
+    def report(self):
+        if self._autocluster is not None:
+            return self._autocluster.report
+        return self.last_compiled.report if self.last_compiled else None
+
+    def _check_recompiles(self) -> None:
+        if self._warned or len(self._cache) <= RECOMPILE_WARNING_THRESHOLD:
+            return
+        self._warned = True
+        culprit = self._changing_argument()
+        warnings.warn(
+            f"`{getattr(self.fn, '__qualname__', self.fn)}` has been compiled "
+            f"{len(self._cache)} times; {culprit} keeps changing shape, and every new shape "
+            "is a new trace and plan. Pad it to a few fixed sizes (bucketing), or mark it "
+            "static if it is not an array.", RecompilationWarning, stacklevel=3)
+
+    def _changing_argument(self) -> str:
+        names = _parameter_names(self.fn)
+        seen: dict[int, set] = {}
+        for compiled in self._cache.values():
+            for param, leaf_index in zip(compiled.traced.graph.params,
+                                         compiled.traced.param_leaves):
+                seen.setdefault(leaf_index, set()).add(param.shape)
+        if not seen:
+            return "an argument"
+        index = max(seen, key=lambda i: len(seen[i]))
+        name = names[index] if index < len(names) else f"#{index}"
+        shapes = ", ".join(str(s) for s in sorted(seen[index])[:4])
+        return f"argument {index} (`{name}`, shapes {shapes}, ...)"
+
+
+def _parameter_names(fn) -> list[str]:
+    try:
+        return [p.name for p in inspect.signature(fn).parameters.values()]
+    except (TypeError, ValueError):
+        return []
+
+
+def _static_key(value):
+    try:
+        hash(value)
+        return (type(value), value)
+    except TypeError:
+        return (type(value), id(value))
+
+
+def jit(fn: Callable | None = None, *, static_argnums=(), must_compile: bool = True,
+        target: str = "cpu", fusion: bool = True):
+    """Compile `fn` (plain NumPy code) with xlanb, like `jax.jit` / `tf.function(jit_compile)`.
+
+    must_compile=False turns on auto-clustering: supported regions are compiled, the rest
+    runs with NumPy, and `f.report` lists each cluster and each break with its reason.
+    `fusion=False` compiles every op as its own kernel (to see what fusion buys).
+    """
+    if fn is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 must_compile=must_compile, target=target, fusion=fusion)
+    return JitFunction(fn, static_argnums, must_compile, target, fusion)

@@ -278,9 +278,12 @@ class _Codegen:
     def render(self, function: str) -> str:
         k = self.k
         locs = sorted({n.loc for n in k.nodes if n.loc})
-        fastmath = set(BASE_FASTMATH) | ({"reassoc"} if k.kind == "reduce" else set())
         body = "\n".join(self.lines)
         used = sorted(name for name in _VECMATH_NAMES if re.search(rf"\b{name}\(", body))
+        # reassoc lets LLVM vectorize the accumulation, but vecmath is inlined with the
+        # caller's flags and its range reduction must not be reassociated.
+        fastmath = set(BASE_FASTMATH) | ({"reassoc"} if k.kind == "reduce" and not used
+                                         else set())
         header = [
             f"# xlanb kernel {k.name} ({k.kind}): {', '.join(dict.fromkeys(k.ops))}",
             f"# user lines: {', '.join(locs) if locs else 'n/a'}",

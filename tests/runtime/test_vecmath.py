@@ -1,0 +1,334 @@
+"""Accuracy, special values, vectorization and caching of xlanb_runtime.codegen.vecmath.
+
+Each function is called from a small njit loop kernel compiled the way generated
+kernels are (error_model="numpy", fastmath={"nsz","arcp","contract","afn"}) and
+compared in ULPs with a reference that is (almost) correctly rounded:
+float32 -> the float64 NumPy result rounded to float32; float64 -> the
+np.longdouble NumPy result rounded to float64 (mpmath for erf).  The reference
+itself is rounded, so a measured 1 ulp means "< 1.5 ulp".
+"""
+import math
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import numba
+import pytest
+
+from xlanb_runtime.codegen import vecmath as vm
+
+KERNEL_FASTMATH = {"nsz", "arcp", "contract", "afn"}
+F32, F64 = np.float32, np.float64
+
+# Max ULP error allowed (measured maximum on the dev machine + 1 for slack;
+# measured: f32 exp/expm1/log/log1p/erf 1, tanh/sigmoid/sin/cos 2;
+# f64 exp/log/log1p/sin/erf 1, expm1/tanh/sigmoid/cos 2).
+ULP_BOUND = {
+    "exp": (2, 2), "expm1": (2, 3), "log": (2, 2), "log1p": (2, 2),
+    "tanh": (3, 3), "sigmoid": (3, 3), "sin": (3, 2), "cos": (3, 3), "erf": (2, 2),
+}
+
+_KERNELS = {}
+
+
+def kernel_for(fname):
+    """njit loop `out[i] = fn(x[i])` compiled like a generated kernel (memoized)."""
+    if fname not in _KERNELS:
+        fn = getattr(vm, fname)
+
+        @numba.njit(error_model="numpy", fastmath=KERNEL_FASTMATH)
+        def k(x, out):
+            for i in range(x.shape[0]):
+                out[i] = fn(x[i])
+
+        _KERNELS[fname] = k
+    return _KERNELS[fname]
+
+
+def apply(name, x):
+    fname = vm.VECMATH[name][0 if x.dtype == F32 else 1]
+    out = np.empty_like(x)
+    kernel_for(fname)(x, out)
+    return out
+
+
+def ulp_distance(a, b):
+    """|a - b| in units in the last place (via ordered integer views); +-0 equal,
+    nan vs nan = 0, nan vs number = inf."""
+    ity = np.int32 if a.dtype == F32 else np.int64
+
+    def ordered(v):
+        i = v.view(ity).astype(np.int64)
+        return np.where(i >= 0, i, np.int64(np.iinfo(ity).min) - i)
+
+    oa, ob = ordered(a), ordered(b)
+    hi, lo = np.maximum(oa, ob), np.minimum(oa, ob)
+    d = (hi.view(np.uint64) - lo.view(np.uint64)).astype(np.float64)
+    na, nb = np.isnan(a), np.isnan(b)
+    d[na & nb] = 0.0
+    d[na ^ nb] = np.inf
+    return d
+
+
+# ---------------------------------------------------------------------------
+# references
+# ---------------------------------------------------------------------------
+
+_LD_OK = np.finfo(np.longdouble).nmant >= 63
+
+
+def _sigmoid(x):
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def reference(name, x):
+    with np.errstate(all="ignore"):
+        if x.dtype == F32:
+            xd = x.astype(F64)
+            if name == "erf":
+                r = np.frompyfunc(math.erf, 1, 1)(xd).astype(F64)
+            elif name == "sigmoid":
+                r = _sigmoid(xd)
+            else:
+                r = getattr(np, name)(xd)
+            return r.astype(F32)
+        if name == "erf":
+            try:
+                import mpmath
+            except ImportError:  # math.erf (glibc, < 1 ulp) as a fallback
+                return np.frompyfunc(math.erf, 1, 1)(x).astype(F64)
+            mpmath.mp.prec = 80
+            f = np.frompyfunc(lambda v: float(mpmath.erf(v)) if math.isfinite(v)
+                              else math.erf(v), 1, 1)
+            return f(x).astype(F64)
+        xl = x.astype(np.longdouble)
+        r = _sigmoid(xl) if name == "sigmoid" else getattr(np, name)(xl)
+        return r.astype(F64)
+
+
+# ---------------------------------------------------------------------------
+# inputs: dense grids over the useful domain + edge cases
+# ---------------------------------------------------------------------------
+
+
+def _specials(dt):
+    fi = np.finfo(dt)
+    tiny_sub = fi.smallest_subnormal
+    v = [0.0, -0.0, np.nan, np.inf, -np.inf, tiny_sub, -tiny_sub, fi.tiny, -fi.tiny,
+         fi.max, -fi.max, 1.0, -1.0, fi.eps, -fi.eps]
+    g = np.geomspace(tiny_sub, 1.0, 4000)
+    return np.concatenate([np.array(v), g, -g])
+
+
+def _dense(lo, hi, n=100_001, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.concatenate([np.linspace(lo, hi, n), rng.uniform(lo, hi, n)])
+
+
+def _positive(dt, n=100_000, seed=1):
+    rng = np.random.default_rng(seed)
+    fi = np.finfo(dt)
+    lo, hi = np.log2(float(fi.smallest_subnormal)), float(fi.maxexp)
+    return np.concatenate([np.exp2(rng.uniform(lo, hi, n)),
+                           1.0 + rng.uniform(-0.5, 0.5, n // 2),
+                           1.0 + np.geomspace(1e-16, 1e-3, 2000),
+                           1.0 - np.geomspace(1e-16, 1e-3, 2000)])
+
+
+def inputs(name, dt):
+    sp = _specials(dt)
+    is32 = dt == F32
+    if name == "exp":
+        parts = [_dense(-104, 89) if is32 else _dense(-746, 710)]
+    elif name == "expm1":
+        parts = [_dense(-20, 89) if is32 else _dense(-40, 710)]
+    elif name == "log":
+        parts = [_positive(dt)]
+    elif name == "log1p":
+        pos = _positive(dt)
+        parts = [pos, pos[pos < 1] - 1.0, _dense(-1, 2)]
+    elif name == "tanh":
+        parts = [_dense(-10, 10) if is32 else _dense(-20, 20)]
+    elif name == "sigmoid":
+        parts = [_dense(-110, 110) if is32 else _dense(-750, 750)]
+    elif name in ("sin", "cos"):
+        tmax = vm.TRIG_MAX_F32 if is32 else vm.TRIG_MAX_F64
+        sp = sp[~(np.abs(sp) > tmax)]
+        parts = [_dense(-1e4, 1e4), _dense(-10, 10, seed=2),
+                 _dense(-tmax, tmax, n=20_001, seed=3)]
+    elif name == "erf":
+        parts = [_dense(-5, 5) if is32 else _dense(-7, 7, n=10_001)]
+        if not is32:
+            sp = sp[::8]
+    else:
+        raise KeyError(name)
+    return np.concatenate([np.asarray(p, dtype=dt) for p in parts + [sp]])
+
+
+# ---------------------------------------------------------------------------
+# tests
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dt", [F32, F64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(vm.VECMATH))
+def test_ulp_error(name, dt):
+    if dt == F64 and not _LD_OK and name != "erf":
+        pytest.skip("np.longdouble is not extended precision here")
+    x = inputs(name, dt)
+    got = apply(name, x)
+    ref = reference(name, x)
+    d = ulp_distance(got, ref)
+    i = int(np.argmax(d))
+    bound = ULP_BOUND[name][0 if dt == F32 else 1]
+    assert d[i] <= bound, (
+        f"{name}[{dt.__name__}]: {d[i]:g} ulp at x={x[i]!r}: got {got[i]!r}, "
+        f"reference {ref[i]!r}")
+
+
+_INF, _NAN = np.inf, np.nan
+SPECIAL_CASES = {
+    "exp": [(_NAN, _NAN), (_INF, _INF), (-_INF, 0.0), (0.0, 1.0), (1000.0, _INF),
+            (-1000.0, 0.0)],
+    "expm1": [(_NAN, _NAN), (_INF, _INF), (-_INF, -1.0), (0.0, 0.0), (1000.0, _INF),
+              (-1000.0, -1.0)],
+    "log": [(_NAN, _NAN), (_INF, _INF), (-_INF, _NAN), (0.0, -_INF), (-0.0, -_INF),
+            (-1.0, _NAN), (1.0, 0.0)],
+    "log1p": [(_NAN, _NAN), (_INF, _INF), (-_INF, _NAN), (-1.0, -_INF), (-2.0, _NAN),
+              (0.0, 0.0)],
+    "tanh": [(_NAN, _NAN), (_INF, 1.0), (-_INF, -1.0), (0.0, 0.0), (100.0, 1.0),
+             (-100.0, -1.0)],
+    "sigmoid": [(_NAN, _NAN), (_INF, 1.0), (-_INF, 0.0), (0.0, 0.5), (1000.0, 1.0),
+                (-1000.0, 0.0)],
+    "sin": [(_NAN, _NAN), (_INF, _NAN), (-_INF, _NAN), (0.0, 0.0)],
+    "cos": [(_NAN, _NAN), (_INF, _NAN), (-_INF, _NAN), (0.0, 1.0)],
+    "erf": [(_NAN, _NAN), (_INF, 1.0), (-_INF, -1.0), (0.0, 0.0), (10.0, 1.0),
+            (-10.0, -1.0)],
+}
+
+
+@pytest.mark.parametrize("dt", [F32, F64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(SPECIAL_CASES))
+def test_special_values(name, dt):
+    xs = np.array([c[0] for c in SPECIAL_CASES[name]], dtype=dt)
+    want = np.array([c[1] for c in SPECIAL_CASES[name]], dtype=dt)
+    got = apply(name, xs)
+    assert got.dtype == dt
+    np.testing.assert_array_equal(got, want, err_msg=f"{name}[{dt.__name__}] at {xs}")
+
+
+@pytest.mark.parametrize("dt", [F32, F64], ids=["f32", "f64"])
+def test_trig_beyond_domain_stays_bounded(dt):
+    fi = np.finfo(dt)
+    tmax = vm.TRIG_MAX_F32 if dt == F32 else vm.TRIG_MAX_F64
+    big = np.geomspace(tmax, float(fi.max) / 2, 2000)
+    x = np.concatenate([big, -big, [fi.max, -fi.max]]).astype(dt)
+    for name in ("sin", "cos"):
+        y = apply(name, x)
+        assert np.all(np.abs(y) <= 1), name
+
+
+def _vector_types(ir_text, elem):
+    return {int(n) for n in re.findall(r"<(\d+) x %s>" % elem, ir_text)}
+
+
+@pytest.mark.parametrize("name", sorted(vm.VECMATH))
+def test_f32_loop_vectorizes_without_double(name):
+    """The reason this module exists: the f32 loop must vectorize (and stay f32)."""
+    x = np.linspace(0.5, 2, 64).astype(F32)
+    apply(name, x)
+    k = kernel_for(vm.VECMATH[name][0])
+    ir_text = k.inspect_llvm(k.signatures[0])
+    widths = _vector_types(ir_text, "float")
+    assert widths & {4, 8, 16}, f"{name}: no <N x float> vector in the loop IR"
+    assert "double" not in ir_text, f"{name}: float32 code promoted to double"
+    libm = re.findall(r"call [^\n]*@(?:exp|expm1|log|log1p|tanh|sin|cos|erf)f?\(", ir_text)
+    assert not libm, f"{name}: scalar libm call left in the loop: {libm}"
+
+
+def test_f64_exp_loop_vectorizes():
+    x = np.linspace(0.5, 2, 64)
+    apply("exp", x)
+    k = kernel_for("exp_f64")
+    assert _vector_types(k.inspect_llvm(k.signatures[0]), "double") & {2, 4, 8}
+
+
+def test_ulp_distance_helper():
+    one = np.array([1.0, 0.0, -0.0, np.nan, np.nan, 1.0], dtype=F32)
+    other = np.array([np.nextafter(F32(1), F32(2)), -0.0, np.finfo(F32).smallest_subnormal,
+                      np.nan, 1.0, -1.0], dtype=F32)
+    d = ulp_distance(one, other)
+    assert list(d[:5]) == [1.0, 0.0, 1.0, 0.0, np.inf]
+    assert d[5] == 2 * 0x3F800000
+
+
+def test_callable_from_python_and_table():
+    assert set(vm.VECMATH) == {"exp", "expm1", "log", "log1p", "tanh", "sigmoid",
+                               "sin", "cos", "erf"}
+    for name, (n32, n64) in vm.VECMATH.items():
+        assert callable(getattr(vm, n32)) and callable(getattr(vm, n64))
+    assert vm.exp_f64(1.0) == pytest.approx(math.e, rel=1e-15)
+    assert vm.erf_f32(np.float32(0.5)) == pytest.approx(math.erf(0.5), rel=1e-6)
+
+
+_GEN_MODULE = '''
+import numba, numpy as np
+from xlanb_runtime.codegen.vecmath import exp_f32, tanh_f32, erf_f64
+
+@numba.njit(error_model="numpy", fastmath={"nsz", "arcp", "contract", "afn"}, cache=True)
+def kernel(x, y, out32, out64):
+    for i in range(x.shape[0]):
+        v = x[i]
+        out32[i] = tanh_f32(v) * np.float32(0.5) + exp_f32(-v * v) - np.sqrt(abs(v) + np.float32(1.0))
+        out64[i] = erf_f64(y[i])
+'''
+
+_DRIVER = '''
+import importlib.util, sys, numpy as np
+name = "xk_vecmath_cache_test"
+spec = importlib.util.spec_from_file_location(name, sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+sys.modules[name] = m
+spec.loader.exec_module(m)
+x = np.linspace(-4, 4, 1001).astype(np.float32)
+y = x.astype(np.float64)
+o32 = np.empty_like(x); o64 = np.empty_like(y)
+m.kernel(x, y, o32, o64)
+np.save(sys.argv[2], np.concatenate([o32.astype(np.float64), o64]))
+print("HITS", sum(m.kernel.stats.cache_hits.values()),
+      "MISSES", sum(m.kernel.stats.cache_misses.values()))
+'''
+
+
+def test_cached_generated_module(tmp_path):
+    """A generated .py kernel module with cache=True calling vecmath works from a
+    fresh process, and the second process loads it from Numba's cache."""
+    mod = tmp_path / "xk_vecmath_cache_test.py"
+    mod.write_text(_GEN_MODULE)
+    drv = tmp_path / "driver.py"
+    drv.write_text(_DRIVER)
+    env = dict(os.environ)
+    env.pop("NUMBA_DISABLE_JIT", None)
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba_cache")
+    runtime_dir = os.path.dirname(os.path.dirname(vm.__file__))
+    runtime_dir = os.path.dirname(runtime_dir)   # .../runtime (parent of xlanb_runtime)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [runtime_dir] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    outs = []
+    for run in range(2):
+        res = tmp_path / f"out{run}.npy"
+        p = subprocess.run([sys.executable, str(drv), str(mod), str(res)],
+                           capture_output=True, text=True, env=env, timeout=120)
+        assert p.returncode == 0, p.stderr[-3000:]
+        line = [ln for ln in p.stdout.splitlines() if ln.startswith("HITS")][-1]
+        hits, misses = int(line.split()[1]), int(line.split()[3])
+        assert (hits, misses) == ((0, 1) if run == 0 else (1, 0)), line
+        outs.append(np.load(res))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    x = np.linspace(-4, 4, 1001).astype(np.float32).astype(F64)
+    want = np.concatenate([np.tanh(x) * 0.5 + np.exp(-x * x) - np.sqrt(np.abs(x) + 1),
+                           [math.erf(v) for v in x]])
+    np.testing.assert_allclose(outs[0], want, rtol=0, atol=1e-6)

@@ -89,13 +89,18 @@ class Compiled:
 
     def __init__(self, executable, traced):
         self.executable, self.traced = executable, traced
+        self._driver = executable.driver
+        self._single = traced.out_tree.num_leaves == 1 and traced.out_tree.kind == "leaf" \
+            and not traced.const_outputs
 
     def __call__(self, *args, **kwargs):
         leaves, _, _ = flatten_args(args, kwargs, ())
         return self.call_flat([leaves[i] for i in self.traced.param_leaves])
 
     def call_flat(self, arrays: Sequence[np.ndarray]):
-        outs = list(self.executable.run(arrays))
+        if self._single:
+            return self._driver(*arrays)[0]
+        outs = list(self._driver(*arrays))
         for index, value in self.traced.const_outputs.items():
             outs[index] = value
         return self.traced.unflatten_outputs(outs)

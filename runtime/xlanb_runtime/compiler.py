@@ -84,7 +84,7 @@ def compile(graph: Graph, target: str = "cpu", options: CompileOptions | None = 
     with report.phase("codegen", "codegen"):
         for kernel in plan.kernels:
             if kernel.kind != "library":
-                generated[kernel.name] = generate(kernel)
+                generated[kernel.name] = generate(kernel, numba.config.NUMBA_NUM_THREADS)
     scratch = {name: gen.dot_acc[1:] for name, gen in generated.items()
                if gen.dot_acc and gen.dot_acc[0] == "scratch"}
     with report.phase("buffer-assignment", "pass"):

@@ -67,8 +67,9 @@ _VECMATH_NAMES = {name for pair in templates.VECMATH.values() for name in pair}
 
 
 class _Codegen:
-    def __init__(self, kernel: Kernel):
+    def __init__(self, kernel: Kernel, parallel: bool = False):
         self.k = kernel
+        self.parallel = parallel          # the outermost loop becomes a numba.prange
         self.args: list[KernelArg] = []
         self.buffer_names: dict[int, str] = {}
         self.const_names: dict[int, str] = {}
@@ -106,11 +107,13 @@ class _Codegen:
         self.counter += 1
         return f"v{self.counter}"
 
-    def open_loops(self, sizes: list[str], var: str) -> tuple[str, ...]:
+    def open_loops(self, sizes: list[str], var: str, parallel: bool = False
+                   ) -> tuple[str, ...]:
         names = []
         for i, size in enumerate(sizes):
             name = f"{var}{i}"
-            self.emit(f"for {name} in range({size}):")
+            loop = "numba.prange" if parallel and i == 0 else "range"
+            self.emit(f"for {name} in {loop}({size}):")
             self.depth += 1
             names.append(name)
         return tuple(names)
@@ -190,7 +193,7 @@ class _Codegen:
 
     def gen_loop(self) -> None:
         sizes = self.size_names(self.k.root.shape)
-        idx = self.open_loops(sizes, "i")
+        idx = self.open_loops(sizes, "i", self.parallel)
         self.write_outputs(self.k.outputs, idx, {})
 
     def gen_reduce(self) -> None:
@@ -207,10 +210,11 @@ class _Codegen:
         kept = [d for d in range(rank) if d not in axes]
         accs = [(red, _accumulator(red)) for red in reds]
         if pure:
-            outer = self.open_loops(sizes[:first_reduced], "j")
+            outer = self.open_loops(sizes[:first_reduced], "j", self.parallel)
             for i, (red, (acc_dtype, init, _)) in enumerate(accs):
                 self.emit(f"a{i} = {init}")
-            inner = self.open_loops(sizes[first_reduced:], "k")
+            # a full sum/prod parallelizes as a prange reduction over its outermost loop
+            inner = self.open_loops(sizes[first_reduced:], "k", self.parallel and not outer)
             idx = outer + inner
             self._accumulate(accs, idx, in_outputs, lambda i: f"a{i}")
             self.depth -= len(inner)
@@ -272,7 +276,7 @@ class _Codegen:
             self.args.append(KernelArg("accnd", "accnd", dot))
             self.dot_acc_name = "accnd"
             sizes = self.size_names(dot.shape)
-            idx = self.open_loops(sizes, "i")
+            idx = self.open_loops(sizes, "i", self.parallel)
             self.write_outputs(epilogue, idx, {})
 
     def render(self, function: str) -> str:
@@ -297,9 +301,11 @@ class _Codegen:
         header.append(templates.module_constants())
         params = ", ".join(a.name for a in self.args)
         flags = ", ".join(f'"{f}"' for f in sorted(fastmath))
+        parallel = ", parallel=True" if "numba.prange" in body else ""
         return "\n".join(header + [
             "",
-            f'@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={{{flags}}})',
+            f'@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={{{flags}}}'
+            f'{parallel})',
             f"def {function}({params}):",
             body if body.strip() else "    pass",
             "",
@@ -344,6 +350,27 @@ def _accumulator(red: Node) -> tuple[str, str, str]:
     return dtype.name, init, f"{{a}} if {{a}} {cmp} {{v}} else {{v}}"
 
 
-def generate(kernel: Kernel) -> GeneratedKernel:
+PARALLEL_MIN_ELEMENTS = 1 << 18
+
+
+def should_parallelize(kernel: Kernel, threads: int) -> bool:
+    """Wake the thread pool only for big kernels, and only for loops it can split safely."""
+    if threads < 2:
+        return False
+    space = kernel.space("in") if kernel.kind == "reduce" else kernel.root.shape
+    if int(np.prod(space, dtype=np.int64)) < PARALLEL_MIN_ELEMENTS:
+        return False
+    if kernel.kind == "reduce":
+        reds = kernel.reductions
+        axes = reds[0].arg[1]
+        rank = len(space)
+        suffix = list(axes) == list(range(min(axes, default=rank), rank))
+        full_sum = len(axes) == rank and all(r.arg[0] in ("sum", "prod") for r in reds)
+        return suffix and (len(axes) < rank or full_sum) and not any(
+            kernel.region[id(o)] == "in" for o in kernel.outputs)
+    return True
+
+
+def generate(kernel: Kernel, threads: int = 1) -> GeneratedKernel:
     """Source and calling convention of one fused kernel (not library kernels)."""
-    return _Codegen(kernel).generate()
+    return _Codegen(kernel, should_parallelize(kernel, threads)).generate()

@@ -76,7 +76,7 @@ class DriverBuilder:
     def var(self, node: Node) -> str:
         if id(node) not in self.names:
             if node.op is Op.CONSTANT:
-                self.names[id(node)] = self.bind(np.ascontiguousarray(node.arg), "const")
+                self.names[id(node)] = self.bind(np.array(node.arg, copy=True), "const")
             else:
                 raise AssertionError(f"{node!r} read before it is written")
         return self.names[id(node)]

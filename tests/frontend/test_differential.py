@@ -205,4 +205,4 @@ def test_random_program_generator_covers_every_step_kind(dtype):
              ("shape", "transpose"), ("dot", 2)]
     fn, args = build((dtype, [(3, 4), (4,)], steps, 0))
     out = fn(*args)
-    assert np.asarray(out[0]).shape == (1, 2)
+    assert np.asarray(out[0]).shape == (4, 2)

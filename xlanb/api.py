@@ -27,7 +27,7 @@ import xlanb_runtime
 from xlanb_runtime.ir import interpret, print_graph
 from xlanb_runtime.report import CompileReport
 
-from .tracing.tracer import trace
+from .tracing import trace
 from .tracing.tracer import flatten_args, is_array_leaf
 
 RECOMPILE_WARNING_THRESHOLD = 8

@@ -151,6 +151,10 @@ class _Codegen:
         elif node.op is Op.SLICE:
             mapped = tuple(_affine(i, start, step) for i, (start, _, step) in zip(idx, node.arg))
             return self.value(node.inputs[0], mapped, cache)
+        elif node.op is Op.RESHAPE:          # unit-dim reshapes only (see fusion)
+            outer = iter(i for i, n in zip(idx, node.shape) if n != 1)
+            mapped = tuple("0" if n == 1 else next(outer) for n in node.inputs[0].shape)
+            return self.value(node.inputs[0], mapped, cache)
         elif node.op is Op.REVERSE:
             mapped = tuple(f"({n - 1} - {i})" if d in node.arg else i
                            for d, (i, n) in enumerate(zip(idx, node.shape)))
@@ -171,10 +175,11 @@ class _Codegen:
         self.emit(f"{name} = {expr}")
         return name
 
-    def write_outputs(self, nodes, idx, cache) -> None:
+    def write_outputs(self, nodes, idx, cache, space) -> None:
         for node in nodes:
-            value = self.value(node, idx, cache)
-            self.emit(f"{self.at(self.output_names[id(node)], idx)} = {value}")
+            node_idx = adapt_index(idx, space, node.shape)
+            value = self.value(node, node_idx, cache)
+            self.emit(f"{self.at(self.output_names[id(node)], node_idx)} = {value}")
 
     # -- kernel kinds ------------------------------------------------------------------
     def generate(self) -> GeneratedKernel:
@@ -194,7 +199,7 @@ class _Codegen:
     def gen_loop(self) -> None:
         sizes = self.size_names(self.k.root.shape)
         idx = self.open_loops(sizes, "i", self.parallel)
-        self.write_outputs(self.k.outputs, idx, {})
+        self.write_outputs(self.k.outputs, idx, {}, self.k.root.shape)
 
     def gen_reduce(self) -> None:
         reds = self.k.reductions
@@ -235,7 +240,7 @@ class _Codegen:
         for i, (red, (acc_dtype, _, _)) in enumerate(accs):
             self.reduce_vars[id(red)] = self._assign(
                 templates.convert(f"a{i}", np.dtype(acc_dtype), red.dtype))
-        self.write_outputs(out_outputs, out_idx, {})
+        self.write_outputs(out_outputs, out_idx, {}, reds[0].shape)
 
     def _accumulate(self, accs, idx, in_outputs, target) -> None:
         cache: dict = {}
@@ -243,7 +248,7 @@ class _Codegen:
             value = self.value(red.inputs[0], idx, cache)
             value = templates.convert(value, red.inputs[0].dtype, np.dtype(acc_dtype))
             self.emit(f"{target(i)} = {combine.format(a=target(i), v=value)}")
-        self.write_outputs(in_outputs, idx, cache)
+        self.write_outputs(in_outputs, idx, cache, accs[0][0].inputs[0].shape)
 
     def gen_dot(self) -> None:
         dot = self.k.dot
@@ -277,7 +282,7 @@ class _Codegen:
             self.dot_acc_name = "accnd"
             sizes = self.size_names(dot.shape)
             idx = self.open_loops(sizes, "i", self.parallel)
-            self.write_outputs(epilogue, idx, {})
+            self.write_outputs(epilogue, idx, {}, dot.shape)
 
     def render(self, function: str) -> str:
         k = self.k
@@ -310,6 +315,14 @@ class _Codegen:
             body if body.strip() else "    pass",
             "",
         ])
+
+
+def adapt_index(idx: tuple[str, ...], space, shape) -> tuple[str, ...]:
+    """The index of a node whose shape equals `space` up to size-1 dims."""
+    if tuple(shape) == tuple(space):
+        return idx
+    outer = iter(i for i, n in zip(idx, space) if n != 1)
+    return tuple("0" if n == 1 else next(outer) for n in shape)
 
 
 def _affine(index: str, start: int, step: int) -> str:
@@ -350,7 +363,7 @@ def _accumulator(red: Node) -> tuple[str, str, str]:
     return dtype.name, init, f"{{a}} if {{a}} {cmp} {{v}} else {{v}}"
 
 
-PARALLEL_MIN_ELEMENTS = 1 << 18
+PARALLEL_MIN_ELEMENTS = 1 << 20
 
 
 def should_parallelize(kernel: Kernel, threads: int) -> bool:

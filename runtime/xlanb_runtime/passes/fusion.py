@@ -116,6 +116,20 @@ class FusionPlan:
         return sum(k.kind in kinds for k in self.kernels)
 
 
+def is_unit_reshape(node: Node) -> bool:
+    """A reshape that only inserts or removes size-1 dims: index arithmetic, like broadcast."""
+    return node.op is Op.RESHAPE and \
+        [d for d in node.shape if d != 1] == [d for d in node.inputs[0].shape if d != 1]
+
+
+def squeezed(shape) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)
+
+
+def is_loop_fusible(node: Node) -> bool:
+    return node.op in LOOP_FUSIBLE or is_unit_reshape(node)
+
+
 def is_scalar_constant(node: Node) -> bool:
     return node.op is Op.CONSTANT and node.shape == ()
 
@@ -225,7 +239,8 @@ class _Planner:
         kernel.inputs = _unique(kernel.inputs)
 
     def _placement(self, kernel: Kernel, node: Node) -> tuple[str, bool] | None:
-        """Which region of the kernel `node` would live in, and whether identity-indexed."""
+        """Which region of the kernel `node` would live in, and whether it is computed once
+        per point of that region's space (identity index, up to size-1 dims)."""
         regions, direct = set(), True
         for user in self.users[id(node)]:
             if not kernel.contains(user):
@@ -234,11 +249,12 @@ class _Planner:
                 regions.add("in")
                 continue
             regions.add(kernel.region[id(user)])
-            direct &= kernel.direct[id(user)] and user.op in ELEMENTWISE
+            direct &= kernel.direct[id(user)] and (user.op in ELEMENTWISE
+                                                   or is_unit_reshape(user))
         if len(regions) != 1:
             return None
         region = regions.pop()
-        return region, direct and node.shape == kernel.space(region)
+        return region, direct and squeezed(node.shape) == squeezed(kernel.space(region))
 
     def _can_fuse(self, kernel: Kernel, node: Node, placement) -> Decision:
         what = f"{node.op.value} ({_where(node)})"
@@ -262,7 +278,7 @@ class _Planner:
                                    "transpose, so its consumers need it in memory")
             if node.op is Op.DOT and node.dtype.kind != "f":
                 return Decision.no(f"not fused: integer {what} runs as a library call")
-        elif node.op not in LOOP_FUSIBLE:
+        elif not is_loop_fusible(node):
             return Decision.no("")
         outside = [u for u in self.users[id(node)] if not kernel.contains(u)]
         n_outside = len(outside) + (id(node) in self.is_output)
@@ -274,12 +290,12 @@ class _Planner:
                                "element (it is broadcast)")
         if n_outside == 0:
             return Decision.yes(f"fused {what}: saves {2 * node.nbytes} bytes")
+        if node.op not in EXPENSIVE and is_loop_fusible(node):
+            return Decision.yes("")          # cheap: recomputed where it is used, as XLA does
         root_index = self.index[id(kernel.root)]
         later = all(self.index[id(u)] > root_index for u in outside)
         if direct and later:
             return Decision.yes(f"fused {what} as an extra output ({n_outside} users outside)")
-        if node.op not in EXPENSIVE and node.op in LOOP_FUSIBLE:
-            return Decision.yes("")          # cheap: recomputed where it is used
         return Decision.no(f"not fused: {what} has {n_outside} users outside this kernel; "
                            f"fusing would compute it twice")
 

@@ -1,0 +1,617 @@
+"""Tracing vs NumPy eager: every row runs `fn` on NumPy arrays and through trace + interpret.
+
+A row is (name, fn, make_args); make_args(rng) returns the positional args.  The traced
+graph must verify, and each output leaf must match NumPy's in dtype, shape and value.
+"""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+from xlanb.pytree import tree_flatten
+from xlanb.tracing import TraceContext, Tracer, flatten_args, is_array_leaf, trace
+from xlanb_runtime.ir import Op, interpret, verify
+
+F32, F64, I32, I64 = np.float32, np.float64, np.int32, np.int64
+TOL = {np.dtype(F32): (2e-5, 1e-6), np.dtype(np.float16): (2e-3, 1e-3)}
+
+
+def run_traced(fn, args, kwargs=None, static_argnums=()):
+    traced = trace(fn, args, kwargs, static_argnums=static_argnums)
+    verify(traced.graph)
+    leaves, _, _ = flatten_args(args, kwargs, static_argnums)
+    params = [leaf for leaf in leaves if is_array_leaf(leaf)]
+    assert len(params) == len(traced.graph.params)
+    return traced, traced.unflatten_outputs(interpret(traced.graph, params))
+
+
+def assert_same(expected, got):
+    exp_leaves, exp_tree = tree_flatten(expected)
+    got_leaves, got_tree = tree_flatten(got)
+    assert exp_tree == got_tree
+    for e, g in zip(exp_leaves, got_leaves):
+        e, g = np.asarray(e), np.asarray(g)
+        assert g.dtype == e.dtype, f"dtype {g.dtype} != NumPy's {e.dtype}"
+        assert g.shape == e.shape, f"shape {g.shape} != NumPy's {e.shape}"
+        if e.dtype.kind in "fc":
+            rtol, atol = TOL.get(e.dtype, (1e-12, 1e-12))
+            np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(g, e)
+
+
+def check(fn, *args, static_argnums=(), **kwargs):
+    expected = fn(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in args], **kwargs)
+    _, got = run_traced(fn, args, kwargs, static_argnums)
+    assert_same(expected, got)
+
+
+def normal(*shape, dtype=F64):
+    return lambda rng: rng.standard_normal(shape).astype(dtype)
+
+
+def positive(*shape, dtype=F64):
+    return lambda rng: (rng.random(shape) + 0.1).astype(dtype)
+
+
+def ints(*shape, dtype=I64, low=-5, high=6):
+    return lambda rng: rng.integers(low, high, shape).astype(dtype)
+
+
+def bools(*shape):
+    return lambda rng: rng.random(shape) > 0.5
+
+
+def args_of(*makers):
+    return lambda rng: tuple(m(rng) for m in makers)
+
+
+# -- ufuncs -------------------------------------------------------------------------------
+UNARY_ANY = [np.negative, np.positive, np.abs, np.sign, np.exp, np.expm1, np.tanh, np.sin,
+             np.cos, np.tan, np.square, np.floor, np.ceil, np.rint, np.trunc, np.isfinite,
+             np.isnan, np.isinf, np.exp2, np.deg2rad, np.fabs]
+UNARY_POSITIVE = [np.log, np.log1p, np.sqrt, np.reciprocal, np.log2, np.log10]
+BINARY_ANY = [np.add, np.subtract, np.multiply, np.divide, np.maximum, np.minimum, np.fmax,
+              np.fmin, np.greater, np.less, np.equal, np.not_equal, np.greater_equal,
+              np.less_equal, np.logical_and, np.logical_or, np.logical_xor, np.arctan2,
+              np.logaddexp, np.hypot]
+BINARY_POSITIVE = [np.power, np.floor_divide, np.remainder, np.true_divide, np.float_power]
+FLOATS = [F32, F64]
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [I32])
+@pytest.mark.parametrize("ufunc", UNARY_ANY, ids=lambda u: u.__name__)
+def test_unary_ufunc(ufunc, dtype):
+    if dtype == I32 and ufunc in (np.fabs,):
+        pytest.skip("NumPy has no integer loop")
+    x = normal(3, 4, dtype=F64)(np.random.default_rng(0)) * 3
+    check(ufunc, x.astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("ufunc", UNARY_POSITIVE, ids=lambda u: u.__name__)
+def test_unary_ufunc_positive_domain(ufunc, dtype):
+    check(ufunc, positive(5, 2, dtype=dtype)(np.random.default_rng(1)))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [I64])
+@pytest.mark.parametrize("ufunc", BINARY_ANY, ids=lambda u: u.__name__)
+def test_binary_ufunc(ufunc, dtype):
+    rng = np.random.default_rng(2)
+    x, y = (normal(3, 4)(rng) * 4).astype(dtype), (normal(4)(rng) * 4).astype(dtype)
+    check(ufunc, x, y)
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [I64])
+@pytest.mark.parametrize("ufunc", BINARY_POSITIVE, ids=lambda u: u.__name__)
+def test_binary_ufunc_positive_domain(ufunc, dtype):
+    rng = np.random.default_rng(3)
+    x = (positive(2, 3)(rng) * 5).astype(dtype)
+    y = (positive(3)(rng) * 3 + 1).astype(dtype)
+    check(ufunc, x, y)
+
+
+@pytest.mark.parametrize("ufunc", [np.bitwise_and, np.bitwise_or, np.bitwise_xor,
+                                   np.logical_and, np.add, np.multiply, np.maximum])
+@pytest.mark.parametrize("make", [ints(3, 4), bools(3, 4)], ids=["int", "bool"])
+def test_integer_and_bool_ufuncs(ufunc, make):
+    rng = np.random.default_rng(4)
+    check(ufunc, make(rng), make(rng))
+
+
+def test_invert_and_logical_not():
+    rng = np.random.default_rng(5)
+    check(lambda a, b: (~a, ~b, np.logical_not(a), np.invert(b)), bools(4)(rng), ints(4)(rng))
+
+
+OPERATOR_ROWS = [
+    ("add_scalar", lambda x: x + 1, normal(3)),
+    ("radd", lambda x: 2.5 + x, normal(3)),
+    ("rsub", lambda x: 1 - x, normal(3, dtype=F32)),
+    ("rdiv", lambda x: 1.0 / x, positive(3, dtype=F32)),
+    ("mul_weak_f32", lambda x: x * 2.0, normal(3, dtype=F32)),
+    ("int_times_float", lambda x: x * 0.5, ints(3, dtype=I32)),
+    ("int_truediv", lambda x: x / 2, ints(3, dtype=I32)),
+    ("int_floordiv_mod", lambda x: (x // 3, x % 3, -x // 2), ints(5)),
+    ("float_floordiv_neg", lambda x: (x // -0.7, x % -0.7), normal(5)),
+    ("pow_int_const", lambda x: x ** 2, normal(4, dtype=F32)),
+    ("pow_half", lambda x: x ** 0.5, positive(4, dtype=F32)),
+    ("int_pow", lambda x: x ** 3, ints(4, dtype=I32)),
+    ("rpow", lambda x: 2.0 ** x, normal(4, dtype=F32)),
+    ("neg_abs_pos", lambda x: (-x, abs(x), +x), normal(4)),
+    ("compare_chain", lambda x, y: (x < y, x <= y, x > 0, x >= y, x == y, x != 0.5),
+     args_of(normal(4), normal(4))),
+    ("reflected_compare", lambda x: 0 < x, normal(4)),
+    ("bitwise_ops", lambda a, b: (a & b, a | b, a ^ b, ~a), args_of(bools(4), bools(4))),
+    ("bool_int_ops", lambda x: (x & 3, 1 | x, x ^ 5), ints(4)),
+    ("mixed_precision", lambda x, y: x + y, args_of(normal(3, dtype=F32), normal(3))),
+    ("int32_plus_int64", lambda x, y: x * y, args_of(ints(3, dtype=I32), ints(3))),
+    ("numpy_scalar_strong", lambda x: x * np.float64(2), normal(3, dtype=F32)),
+    ("ndarray_left_operand", lambda x: np.ones(3, F32) - x, normal(3, dtype=F32)),
+    ("matmul_operator", lambda a, b: a @ b, args_of(normal(2, 3), normal(3, 4))),
+    ("rmatmul", lambda a: np.eye(3) @ a, normal(3, 2)),
+    ("divmod", lambda x: divmod(x, 3), ints(6)),
+    ("np_divmod", lambda x: np.divmod(x, 1.5), normal(6)),
+    ("bool_arith", lambda x: x + True, ints(3, dtype=I32)),
+]
+
+
+@pytest.mark.parametrize("name,fn,make", OPERATOR_ROWS, ids=[r[0] for r in OPERATOR_ROWS])
+def test_operators(name, fn, make):
+    args = make(np.random.default_rng(6))
+    check(fn, *(args if isinstance(args, tuple) else (args,)))
+
+
+def test_weak_scalar_keeps_float32():
+    traced, (out,) = run_traced(lambda x: (x * 2.0 + 1,), (np.ones(3, F32),))
+    assert out.dtype == F32
+    assert all(n.dtype == F32 for n in traced.graph.nodes)
+
+
+def test_ufunc_dtype_kwarg_and_outer_and_reduce():
+    rng = np.random.default_rng(7)
+    x, y = normal(3)(rng), normal(4)(rng)
+    check(lambda x, y: (np.add(x, 1, dtype=F32), np.subtract.outer(x, y),
+                        np.add.reduce(x), np.maximum.reduce(np.outer(x, y), axis=1),
+                        np.multiply.outer(x, 2.0)), x, y)
+
+
+# -- elementwise functions ------------------------------------------------------------------
+ELEMENTWISE_ROWS = [
+    ("where", lambda x: np.where(x > 0, x, 0.0), normal(3, 4, dtype=F32)),
+    ("where_mixed", lambda x, y: np.where(x > y, x, y * 2), args_of(normal(3, 4), normal(4))),
+    ("where_int_float", lambda x: np.where(x > 0, x, 0.5), ints(5)),
+    ("where_concrete_cond", lambda x: np.where(np.arange(4) % 2 == 0, x, -x), normal(4)),
+    ("clip", lambda x: np.clip(x, -0.5, 0.5), normal(10, dtype=F32)),
+    ("clip_method", lambda x: x.clip(0), normal(10)),
+    ("clip_none_low", lambda x: np.clip(x, None, 1), ints(6)),
+    ("clip_arrays", lambda x, lo: np.clip(x, lo, 1.0), args_of(normal(2, 3), normal(3))),
+    ("clip_int_float_bounds", lambda x: np.clip(x, 0.5, 2), ints(6, dtype=I32)),
+    ("round", lambda x: (np.round(x), np.round(x, 2), np.around(x, 1)), normal(6)),
+    ("relu_maximum", lambda x: np.maximum(x, 0), normal(6, dtype=F32)),
+    ("softmax", lambda x: np.exp(x - x.max(axis=-1, keepdims=True)) /
+     np.exp(x - x.max(axis=-1, keepdims=True)).sum(axis=-1, keepdims=True), normal(3, 5)),
+    ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), normal(3, 5, dtype=F32)),
+    ("isnan_with_nan", lambda x: (np.isnan(x / x), np.isinf(1 / x)), ints(5, low=-1, high=2)),
+]
+
+
+@pytest.mark.parametrize("name,fn,make", ELEMENTWISE_ROWS, ids=[r[0] for r in ELEMENTWISE_ROWS])
+def test_elementwise(name, fn, make):
+    args = make(np.random.default_rng(8))
+    check(fn, *(args if isinstance(args, tuple) else (args,)))
+
+
+# -- reductions ---------------------------------------------------------------------------
+REDUCTIONS = [np.sum, np.mean, np.max, np.min, np.prod, np.var, np.std, np.amax, np.amin]
+AXES = [None, 0, 1, -1, (0, 2), ()]
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("axis", AXES, ids=str)
+@pytest.mark.parametrize("reduction", REDUCTIONS, ids=lambda f: f.__name__)
+def test_reduction(reduction, axis, keepdims):
+    if axis == () and reduction in (np.max, np.min, np.amax, np.amin, np.var, np.std):
+        axis = (1,)
+    rng = np.random.default_rng(9)
+    for x in (normal(2, 3, 4, dtype=F32)(rng), normal(2, 3, 4)(rng), ints(2, 3, 4, dtype=I32)(rng)):
+        check(lambda x: reduction(x, axis=axis, keepdims=keepdims), x)
+
+
+@pytest.mark.parametrize("reduction", [np.argmax, np.argmin])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_argreduce(reduction, axis):
+    rng = np.random.default_rng(10)
+    x = normal(3, 5)(rng)
+    check(lambda x: (reduction(x, axis=axis), reduction(x, axis=axis, keepdims=True)), x)
+
+
+REDUCTION_ROWS = [
+    ("sum_bool", lambda x: (np.sum(x), x.sum(axis=0)), bools(3, 4)),
+    ("sum_int32_dtype", lambda x: (x.sum(), np.sum(x, dtype=F32)), ints(3, 4, dtype=I32)),
+    ("sum_uint8", lambda x: x.sum(axis=1), ints(3, 4, dtype=np.uint8, low=0, high=200)),
+    ("mean_int", lambda x: x.mean(axis=1), ints(3, 4)),
+    ("mean_f16", lambda x: np.mean(x), normal(8, dtype=np.float16)),
+    ("var_ddof", lambda x: (x.var(ddof=1), np.std(x, axis=0, ddof=1)), normal(4, 3)),
+    ("var_int", lambda x: (np.var(x), np.std(x, axis=1)), ints(3, 4)),
+    ("any_all", lambda x: (np.any(x > 1), x.all(axis=0), np.all(x, axis=1, keepdims=True),
+                           (x > 0).any(axis=(0, 1))), normal(3, 4)),
+    ("any_int", lambda x: (np.any(x), np.all(x, axis=0)), ints(3, 4, low=0, high=2)),
+    ("count_nonzero", lambda x: (np.count_nonzero(x > 0), np.count_nonzero(x, axis=0)),
+     ints(3, 4, low=-1, high=2)),
+    ("methods", lambda x: (x.sum(0), x.max(1), x.min(), x.prod(axis=1), x.argmax(),
+                           x.argmin(axis=0), x.std(), x.var(axis=1), x.mean(axis=(0, 1))),
+     normal(3, 4, dtype=F32)),
+    ("logsumexp", lambda x: (lambda m: m + np.log(np.sum(np.exp(x - m[:, None]), axis=1)))(
+        x.max(axis=1)), normal(4, 6)),
+]
+
+
+@pytest.mark.parametrize("name,fn,make", REDUCTION_ROWS, ids=[r[0] for r in REDUCTION_ROWS])
+def test_reduction_rows(name, fn, make):
+    check(fn, make(np.random.default_rng(11)))
+
+
+# -- contractions -------------------------------------------------------------------------
+CONTRACTION_ROWS = [
+    ("matmul_2d", np.matmul, args_of(normal(3, 4), normal(4, 5))),
+    ("matmul_f32", np.matmul, args_of(normal(3, 4, dtype=F32), normal(4, 2, dtype=F32))),
+    ("matmul_mixed", np.matmul, args_of(normal(3, 4, dtype=F32), ints(4, 2))),
+    ("matmul_int", np.matmul, args_of(ints(3, 4), ints(4, 2))),
+    ("matmul_vec_mat", np.matmul, args_of(normal(4), normal(4, 5))),
+    ("matmul_mat_vec", np.matmul, args_of(normal(3, 4), normal(4))),
+    ("matmul_vec_vec", np.matmul, args_of(normal(4), normal(4))),
+    ("matmul_batched", np.matmul, args_of(normal(2, 3, 4), normal(2, 4, 5))),
+    ("matmul_batch_bcast", np.matmul, args_of(normal(2, 1, 3, 4), normal(3, 4, 5))),
+    ("matmul_batch_x_2d", np.matmul, args_of(normal(2, 3, 4), normal(4, 5))),
+    ("matmul_2d_x_batch", np.matmul, args_of(normal(3, 4), normal(2, 4, 5))),
+    ("matmul_vec_batch", np.matmul, args_of(normal(4), normal(2, 4, 5))),
+    ("matmul_batch_vec", np.matmul, args_of(normal(2, 3, 4), normal(4))),
+    ("dot_2d", np.dot, args_of(normal(3, 4), normal(4, 2))),
+    ("dot_1d", np.dot, args_of(normal(4), normal(4))),
+    ("dot_nd", np.dot, args_of(normal(2, 3, 4), normal(5, 4, 2))),
+    ("dot_scalar", lambda a: np.dot(a, 2.0), args_of(normal(3))),
+    ("dot_method", lambda a, b: a.dot(b), args_of(normal(3, 4), normal(4))),
+    ("outer", np.outer, args_of(normal(3), normal(2, 2))),
+    ("inner", np.inner, args_of(normal(2, 4), normal(3, 4))),
+    ("vdot", np.vdot, args_of(normal(2, 3), normal(6))),
+    ("tensordot", lambda a, b: (np.tensordot(a, b), np.tensordot(a, b.T, axes=([1], [0])),
+                                np.tensordot(a, b, axes=0)), args_of(normal(2, 3), normal(2, 3))),
+    ("einsum_ij_jk", lambda a, b: np.einsum("ij,jk->ik", a, b), args_of(normal(2, 3),
+                                                                        normal(3, 4))),
+    ("einsum_batch", lambda a, b: np.einsum("bij,bjk->bik", a, b), args_of(normal(2, 2, 3),
+                                                                           normal(2, 3, 4))),
+    ("einsum_transpose_out", lambda a, b: np.einsum("ij,jk->ki", a, b),
+     args_of(normal(2, 3), normal(3, 4))),
+    ("einsum_implicit", lambda a, b: np.einsum("ij,jk", a, b), args_of(normal(2, 3),
+                                                                       normal(3, 4))),
+    ("einsum_sum_out", lambda a, b: np.einsum("ijk,jl->il", a, b),
+     args_of(normal(2, 3, 4), normal(3, 5))),
+    ("einsum_one_operand", lambda a: (np.einsum("ij->ji", a), np.einsum("ij->", a),
+                                      np.einsum("ii->i", a), np.einsum("ii", a)),
+     args_of(normal(3, 3))),
+    ("einsum_ellipsis", lambda a, b: np.einsum("...ij,...jk->...ik", a, b),
+     args_of(normal(2, 3, 4), normal(2, 4, 5))),
+    ("einsum_three", lambda a, b, c: np.einsum("ij,jk,kl->il", a, b, c),
+     args_of(normal(2, 3), normal(3, 4), normal(4, 2))),
+    ("einsum_outer", lambda a, b: np.einsum("i,j->ij", a, b), args_of(normal(3), normal(2))),
+    ("trace", lambda a: (np.trace(a), np.trace(a, offset=1), a.trace()), args_of(normal(3, 4))),
+    ("norm", lambda a: (np.linalg.norm(a), np.linalg.norm(a, axis=1),
+                        np.linalg.norm(a, axis=0, keepdims=True)), args_of(normal(3, 4))),
+]
+
+
+@pytest.mark.parametrize("name,fn,make", CONTRACTION_ROWS, ids=[r[0] for r in CONTRACTION_ROWS])
+def test_contractions(name, fn, make):
+    check(fn, *make(np.random.default_rng(12)))
+
+
+def test_matmul_lowers_to_one_dot():
+    traced, _ = run_traced(lambda a, b: a @ b, (np.ones((8, 3, 4)), np.ones((4, 5))))
+    ops = [n.op for n in traced.graph.nodes]
+    assert ops.count(Op.DOT) == 1 and Op.BROADCAST not in ops
+
+
+# -- shapes ---------------------------------------------------------------------------------
+SHAPE_ROWS = [
+    ("reshape", lambda x: (x.reshape(4, 6), x.reshape((-1,)), np.reshape(x, (2, -1, 3)),
+                           x.reshape(-1, 2)), normal(2, 3, 4)),
+    ("transpose", lambda x: (x.T, x.transpose(), x.transpose(1, 0, 2), np.transpose(x, (2, 0, 1)),
+                             x.transpose((0, 2, 1))), normal(2, 3, 4)),
+    ("swap_move", lambda x: (x.swapaxes(0, 2), np.swapaxes(x, -1, 0), np.moveaxis(x, 0, -1),
+                             np.moveaxis(x, [0, 1], [-1, -2])), normal(2, 3, 4)),
+    ("expand_squeeze", lambda x: (np.expand_dims(x, 0), np.expand_dims(x, (0, -1)),
+                                  np.squeeze(x[:, None]), x[None].squeeze(0),
+                                  np.squeeze(x.reshape(1, 6, 1), axis=-1)), normal(2, 3)),
+    ("broadcast_to", lambda x: (np.broadcast_to(x, (4, 2, 3)), np.broadcast_arrays(x, x[:1])),
+     normal(2, 3)),
+    ("concatenate", lambda x, y: (np.concatenate([x, y]), np.concatenate((x, x), axis=1),
+                                  np.concatenate([x, y], axis=None), np.concatenate([x, y * 2.0])),
+     args_of(normal(2, 3, dtype=F32), normal(4, 3))),
+    ("concat_ndarray", lambda x: np.concatenate([x, np.zeros((1, 3), F32)]),
+     normal(2, 3, dtype=F32)),
+    ("stack", lambda x, y: (np.stack([x, y]), np.stack((x, y), axis=-1), np.hstack([x, y]),
+                            np.vstack([x, y])), args_of(normal(2, 3), normal(2, 3))),
+    ("stack_1d", lambda x: (np.hstack([x, x]), np.vstack([x, x]), np.atleast_2d(x)), normal(3)),
+    ("ravel_flatten", lambda x: (x.ravel(), np.ravel(x), x.flatten()), normal(2, 3)),
+    ("flip", lambda x: (np.flip(x), np.flip(x, 0), np.flip(x, (0, 1)), np.fliplr(x),
+                        np.flipud(x)), normal(2, 3)),
+    ("astype_copy", lambda x: (x.astype(I32), x.astype(F32), np.copy(x), x.copy(),
+                               (x > 0).astype(F64)), normal(2, 3)),
+    ("shape_queries", lambda x: x.reshape(x.shape[1], x.shape[0] * x.ndim // 2 - 0 * x.size,
+                                          *([1] * (np.ndim(x) - 2))), normal(2, 3)),
+    ("len_and_iter", lambda x: sum(row * i for i, row in enumerate(x)) + len(x), normal(3, 2)),
+    ("tril_triu", lambda x: (np.tril(x), np.triu(x, 1), np.tril(x, -1)), normal(3, 4)),
+    ("split", lambda x: (np.split(x, 2), np.split(x, [1, 3], axis=1), np.array_split(x, 3, 1)),
+     normal(4, 5)),
+    ("pad", lambda x: (np.pad(x, 1), np.pad(x, ((0, 1), (2, 0)), constant_values=-1)),
+     normal(2, 3)),
+    ("roll", lambda x: (np.roll(x, 1), np.roll(x, -1, axis=1), np.roll(x, (1, 2), (0, 1))),
+     normal(3, 4)),
+    ("repeat_tile", lambda x: (np.repeat(x, 2), np.repeat(x, 3, axis=1), np.tile(x, 2),
+                               np.tile(x, (2, 1, 2))), normal(2, 3)),
+    ("diff", lambda x: (np.diff(x), np.diff(x, n=2, axis=0)), normal(4, 5)),
+    ("like", lambda x: (np.zeros_like(x), np.ones_like(x, dtype=I32), np.full_like(x, 7.5),
+                        np.full_like(x, 2, shape=(3,)), np.empty_like(x) * 0,
+                        np.full_like(x, x[0, 0])), normal(2, 3, dtype=F32)),
+    ("creation_inside", lambda x: x + np.arange(3) + np.zeros((2, 3)) + np.eye(3)[:2]
+     + np.linspace(0, 1, 3) + np.ones(3, F32) * np.full((2, 3), 2.0), normal(2, 3)),
+    ("large_uniform_constant", lambda x: x + np.full((40, 40), 3.0, F32),
+     normal(40, 40, dtype=F32)),
+]
+
+
+@pytest.mark.parametrize("name,fn,make", SHAPE_ROWS, ids=[r[0] for r in SHAPE_ROWS])
+def test_shapes(name, fn, make):
+    args = make(np.random.default_rng(13))
+    check(fn, *(args if isinstance(args, tuple) else (args,)))
+
+
+def test_uniform_constant_is_broadcast_scalar():
+    traced, _ = run_traced(lambda x: x + np.full((40, 40), 3.0, F32), (np.ones((40, 40), F32),))
+    assert all(n.size == 1 for n in traced.graph.nodes if n.op is Op.CONSTANT)
+
+
+# -- indexing -------------------------------------------------------------------------------
+def idx(*shape, high=5):
+    return lambda rng: rng.integers(-high, high, shape)
+
+
+INDEX_ROWS = [
+    ("basic", lambda x: (x[1], x[-1], x[1, 2], x[:, 1], x[..., -1], x[1:3], x[::2],
+                         x[:, ::-1], x[::-2, 1:], x[None], x[:, None, 2], x[..., None],
+                         x[-3:-1, ::-3], x[5:], x[3:1], x[np.newaxis, ..., 0]), normal(4, 5)),
+    ("basic_3d", lambda x: (x[0, ..., 1], x[1, :, ::-1], x[:, 1:, None, ::2]), normal(2, 3, 4)),
+    ("int_array_concrete", lambda x: (x[np.array([0, -1, 2])], x[:, [1, 1, 0]],
+                                      x[[[0, 1], [2, 3]]]), normal(4, 5)),
+    ("int_array_traced", lambda x, i: (x[i], x[:, i], x[i, 1:], x[i % 4]),
+     args_of(normal(4, 5), idx(3, high=4))),
+    ("two_index_arrays", lambda x, i: (x[np.arange(3), i], x[i, i], x[i[:, None], i[None, :]]),
+     args_of(normal(4, 4), idx(3, high=4))),
+    ("logp_labels", lambda logp, labels: -logp[np.arange(logp.shape[0]), labels].mean(),
+     args_of(normal(6, 10, dtype=F32), lambda rng: rng.integers(0, 10, 6))),
+    ("separated_advanced", lambda x, i: (x[i, :, i], x[0, :, i], x[:, i, i], x[i, 1]),
+     args_of(normal(3, 4, 3), idx(2, high=3))),
+    ("concrete_bool_mask", lambda x: (x[np.array([True, False, True])],
+                                      x[:, [False, True, True, False]]), normal(3, 4)),
+    ("traced_scalar_index", lambda x, i: (x[i], x[:, i]), args_of(normal(4, 5),
+                                                                  lambda rng: np.int64(-2))),
+    ("take", lambda x, i: (np.take(x, i), np.take(x, i, axis=1), x.take([0, -1], axis=0),
+                           np.take(x, i + 10, mode="wrap"), np.take(x, i * 3, axis=1, mode="clip")),
+     args_of(normal(4, 5), idx(2, 3, high=4))),
+    ("take_along_axis", lambda x, i: (np.take_along_axis(x, i, axis=1),
+                                      np.take_along_axis(x, np.array([[0, -1, 2, 3, 1]]), 0)),
+     args_of(normal(4, 5), lambda rng: rng.integers(-5, 5, (4, 2)))),
+    ("take_along_argmax", lambda x: np.take_along_axis(x, x.argmax(1)[:, None], axis=1),
+     normal(3, 5)),
+]
+
+
+@pytest.mark.parametrize("name,fn,make", INDEX_ROWS, ids=[r[0] for r in INDEX_ROWS])
+def test_indexing(name, fn, make):
+    args = make(np.random.default_rng(14))
+    check(fn, *(args if isinstance(args, tuple) else (args,)))
+
+
+def set_basic(x):
+    x = x.copy()
+    x[0] = 1.0
+    x[1, 2] = -1
+    x[:, -1] = np.arange(x.shape[0])
+    x[2:, :3:2] += 10
+    x[::-2, 1] *= 2
+    x[..., 0] -= x[..., 1]
+    return x
+
+
+def set_full_and_broadcast(x):
+    y = x.copy()
+    y[...] = 3
+    z = x.copy()
+    z[:] = x[0]
+    w = x.copy()
+    w[1:3] = np.ones((1, 1, 4))
+    return y, z, w
+
+
+def set_masked(x):
+    x = x.copy()
+    x[x < 0] = 0
+    x[np.array([True, False, True, False])] = -5.5
+    return x
+
+
+def inplace_ops(x, y):
+    a = x.copy()
+    a += y
+    a *= 2
+    a -= 1
+    a /= 3
+    b = a
+    b **= 2
+    c = (x > 0).astype(I64)
+    c //= 2
+    c |= 4
+    return a, b, c
+
+
+@pytest.mark.parametrize("fn", [set_basic, set_full_and_broadcast, set_masked],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [F32, I64])
+def test_setitem(fn, dtype):
+    x = (normal(4, 4)(np.random.default_rng(15)) * 5).astype(dtype)
+    check(fn, x)
+
+
+def test_inplace_operators():
+    rng = np.random.default_rng(16)
+    check(inplace_ops, normal(3, 4, dtype=F32)(rng), normal(4, dtype=F32)(rng))
+
+
+def test_softmax_cross_entropy_grad():
+    def step(logits, labels):
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        loss = -np.log(p[np.arange(len(labels)), labels]).mean()
+        onehot = np.zeros_like(p)
+        onehot[:, 0] = 1
+        return loss, (p - onehot) / len(labels)
+    rng = np.random.default_rng(17)
+    check(step, normal(5, 7, dtype=F32)(rng), rng.integers(0, 7, 5))
+
+
+# -- pytrees, statics, constants ----------------------------------------------------------
+Params = collections.namedtuple("Params", "w b")
+
+
+def test_pytree_args_and_outputs():
+    def model(params, batch, scale=1.0):
+        h = batch["x"] @ params.w + params.b
+        return {"y": h * scale, "aux": [h.sum(), None, (batch["x"].shape[0],)]}
+    rng = np.random.default_rng(18)
+    params = Params(normal(3, 2, dtype=F32)(rng), normal(2, dtype=F32)(rng))
+    batch = {"x": normal(4, 3, dtype=F32)(rng)}
+    traced, got = run_traced(model, (params, batch), {"scale": 0.5})
+    expected = model(params, batch, scale=0.5)
+    assert_same(expected["y"], got["y"])
+    assert_same(expected["aux"][0], got["aux"][0])
+    assert got["aux"][1] is None and int(got["aux"][2][0]) == 4
+    assert len(traced.graph.params) == 3 and traced.param_leaves == (0, 1, 2)
+    assert traced.const_outputs == {1: 4}     # leaves: aux[0], aux[2][0], y
+
+
+def test_python_scalars_are_static_and_static_argnums_pass_through():
+    seen = []
+
+    def f(x, n, mode, flag):
+        seen.append((type(n), mode, flag))
+        for _ in range(n):
+            x = x * 2 if mode == "double" else x + 1
+        return x if flag else -x
+    x = np.arange(3.0)
+    traced, got = run_traced(f, (x, 3, "double", True), static_argnums=(2,))
+    assert seen == [(int, "double", True)]
+    assert len(traced.graph.params) == 1 and traced.static_args == ("double",)
+    assert_same(f(x, 3, "double", True), got)
+
+
+def test_constant_outputs_come_back():
+    traced, got = run_traced(lambda x: (x + 1, np.arange(3), 2.5, np.float32(1)),
+                             (np.ones(2, F32),))
+    assert_same((np.full(2, 2, F32), np.arange(3), np.float64(2.5), np.float32(1)), got)
+    assert set(traced.const_outputs) == {1, 2, 3}
+
+
+def test_numpy_scalar_input_is_a_parameter():
+    traced, got = run_traced(lambda x, s: x * s, (np.ones(3, F32), np.float32(3)))
+    assert [p.shape for p in traced.graph.params] == [(3,), ()]
+    assert_same(np.full(3, 3, F32), got)
+
+
+def test_locations_point_at_user_lines():
+    def f(x):
+        y = np.exp(x)                     # line A
+        return y[1:].sum()                # line B
+    traced = trace(f, (np.ones(4),))
+    line_a = f.__code__.co_firstlineno + 1
+    locs = {n.loc for n in traced.graph.nodes if n.op is not Op.PARAMETER}
+    assert locs == {f"{_this_file()}:{line_a}", f"{_this_file()}:{line_a + 1}"}
+
+
+def _this_file():
+    import os
+    path = os.path.abspath(__file__)
+    rel = os.path.relpath(path)
+    return rel if len(rel) < len(path) else os.path.basename(path)
+
+
+def test_tracer_repr_and_properties():
+    def f(x):
+        assert isinstance(x, Tracer)
+        assert (x.shape, x.ndim, x.size, x.dtype, x.itemsize, len(x)) == ((2, 3), 2, 6,
+                                                                          np.dtype(F32), 4, 2)
+        assert repr(x) == "Tracer<f32[2,3]>" and x.T.shape == (3, 2)
+        return x
+    trace(f, (np.ones((2, 3), F32),))
+
+
+def test_hooks_let_a_context_run_values_eagerly():
+    """A context that evaluates instead of raising: the seam auto-clustering builds on."""
+    class EagerContext(TraceContext):
+        def __init__(self):
+            super().__init__()
+            self.breaks = []
+
+        def value_of(self, tracer):
+            from xlanb_runtime.ir import Graph
+            graph = Graph(self.params, [tracer.node])
+            return interpret(graph, self.input_values)[0]
+
+        def materialize(self, tracer, what):
+            self.breaks.append(what)
+            return self.value_of(tracer)
+
+        def call_unsupported(self, func, args, kwargs, what):
+            self.breaks.append(what)
+            concrete = [self.value_of(a) if isinstance(a, Tracer) else a for a in args]
+            return self.new_input(func(*concrete, **kwargs))
+
+    def f(x):
+        u = np.unique(np.round(x))
+        total = np.cumsum(x)[-1]
+        if x.sum() > 0:
+            return u * 2, total
+        return u, total
+
+    x = np.array([1.2, 0.9, 3.1, 1.0])
+    context = EagerContext()
+    traced = trace(f, (x,), context=context)
+    got = interpret(traced.graph, context.input_values)
+    assert_same(f(x), tuple(got))
+    assert context.breaks == ["np.unique", "np.cumsum", "bool()"]
+
+
+
+def set_int_arrays(x, labels):
+    onehot = np.zeros_like(x)
+    onehot[np.arange(x.shape[0]), labels] = 1
+    g = x.copy()
+    g[np.arange(len(labels)), labels] -= 1           # distinct rows: an exact scatter
+    h = x.copy()
+    h[:, labels] = -7.0                               # a scalar: duplicates are fine
+    m = x.copy()
+    m[[2, 0]] = x[:2] * 10                            # concrete, distinct: array values
+    n = x.copy()
+    n[labels[:2], [0, 3]] = 5
+    p = x.copy()
+    p[labels] = 0.5
+    return onehot, g, h, m, n, p
+
+
+@pytest.mark.parametrize("dtype", [F32, I64])
+def test_setitem_with_index_arrays(dtype):
+    rng = np.random.default_rng(19)
+    x = (normal(4, 5)(rng) * 5).astype(dtype)
+    check(set_int_arrays, x, rng.integers(-4, 4, 4))

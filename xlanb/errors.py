@@ -1,0 +1,124 @@
+"""Every user-facing error xlanb raises, one class per user mistake.
+
+Each message says what happened, on which NumPy function or operator, at the user's
+file:line, and what to do about it, e.g.
+
+    `np.unique` at train.py:41: the output shape depends on the input values, so it is not
+    inferable at compile time. Use `np.where(mask, x, 0)` or `xlanb.jit(f, must_compile=False)`.
+
+The classes carry `op_name` (the NumPy spelling: `np.unique`, `operator +`, `x[...]`) and
+`location` ("train.py:41", or None when unknown) so callers such as auto-clustering and the
+compile report can show them without parsing the text.
+"""
+from __future__ import annotations
+
+FALLBACK_HINT = "or let xlanb run this part with NumPy: `xlanb.jit(f, must_compile=False)`"
+
+
+class CompileError(Exception):
+    """Base class: a function could not be compiled as written.
+
+    `detail` is the sentence about what went wrong, `hint` what to do about it.
+    """
+
+    def __init__(self, detail: str, *, op_name: str | None = None,
+                 location: str | None = None, hint: str | None = None):
+        self.detail = detail
+        self.op_name = op_name
+        self.location = location
+        self.hint = hint
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = ""
+        if self.op_name:
+            where = f"`{self.op_name}`"
+        if self.location:
+            where = f"{where} at {self.location}" if where else f"at {self.location}"
+        text = f"{where}: {self.detail}" if where else self.detail
+        text = text.rstrip(".") + "."
+        if self.hint:
+            text += " " + self.hint.rstrip(".") + "."
+        return text
+
+
+class UnsupportedNumPyFunctionError(CompileError):
+    """A NumPy function, method or ufunc option that xlanb cannot trace.
+
+    Failing::
+
+        @xlanb.jit
+        def f(x):
+            return np.cumsum(x)          # `np.cumsum` at f.py:3 is not supported when compiling
+
+    Fix: rewrite it with supported functions, or compile the rest and run this call with
+    NumPy: ``xlanb.jit(f, must_compile=False)``.
+    """
+
+
+class DataDependentShapeError(CompileError):
+    """The output's shape depends on the input's values (np.unique, np.nonzero, x[x > 0]).
+
+    Failing::
+
+        @xlanb.jit
+        def f(x):
+            return x[x > 0].sum()        # boolean mask: the shape is not inferable
+
+    Fix: keep the shape static with a mask, ``np.where(x > 0, x, 0).sum()``, or
+    ``xlanb.jit(f, must_compile=False)`` to run that step with NumPy.
+    """
+
+
+class ConcretizationError(CompileError):
+    """A traced value was needed as a concrete Python value (if, bool(), int(), np.asarray).
+
+    While tracing, arrays are placeholders with a shape and dtype but no values, so Python
+    control flow cannot branch on them.
+
+    Failing::
+
+        @xlanb.jit
+        def f(x):
+            if x.sum() > 0:              # `bool()` at f.py:3 on a traced value
+                return x
+            return -x
+
+    Fix: ``return np.where(x.sum() > 0, x, -x)``; or mark the argument static with
+    ``xlanb.jit(f, static_argnums=(0,))`` when it is a small setting, not data; or
+    ``xlanb.jit(f, must_compile=False)`` to split the function at this point.
+    """
+
+
+class ShapeMismatchError(CompileError):
+    """Operands whose shapes do not fit together (broadcasting, matmul, concatenate).
+
+    Failing::
+
+        @xlanb.jit
+        def f(x, y):                     # x: (3, 4), y: (5,)
+            return x + y                 # operands could not be broadcast together
+
+    Fix: make the shapes agree, e.g. ``y[:4]`` or ``x[:, :, None]``; NumPy would raise the
+    same error when the function runs eagerly.
+    """
+
+
+class DTypeError(CompileError):
+    """A dtype NumPy has no loop or cast for (`-` on bool, `~` on float, `+=` int by float).
+
+    Failing::
+
+        @xlanb.jit
+        def f(x):                        # x: float32
+            return ~x                    # `operator ~` has no loop for float32
+
+    Fix: convert explicitly, e.g. ``~(x > 0)`` or ``x.astype(np.int32)``.
+    """
+
+
+class TracerLeakError(CompileError):
+    """A traced value was used after its function finished tracing (stored in a global).
+
+    Fix: return the value from the function instead of keeping it elsewhere.
+    """

@@ -1,0 +1,161 @@
+"""Lowering rules: NumPy functions, ufuncs, methods and indexing on Tracers -> IR nodes.
+
+`FUNCTIONS` maps a NumPy function to its rule; a rule takes the NumPy signature and returns
+Tracers.  Register one with `@implements(np.sum, np.add.reduce, ...)` in the module of its
+kind (ufuncs, reductions, shape_ops, linalg, indexing, creation).  The dispatchers below wrap
+each call in `source.entry(what)` so nodes carry the user's line and errors name the call,
+and turn IR shape-rule violations into `ShapeMismatchError`.  Functions without a rule go
+to the context's `call_unsupported` hook.
+"""
+from __future__ import annotations
+
+import contextlib
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from xlanb_runtime.ir.builder import IRShapeError
+
+from ...errors import (FALLBACK_HINT, CompileError, DataDependentShapeError,
+                       UnsupportedNumPyFunctionError)
+from ..source import current_op, entry, user_location
+from ..tracer import Tracer, current_context
+
+FUNCTIONS: dict[Callable, Callable] = {}
+
+
+def implements(*funcs: Callable):
+    """Register the decorated rule for each NumPy function in `funcs` (None: absent here)."""
+    def register(rule):
+        for func in funcs:
+            if func is not None:
+                FUNCTIONS[func] = rule
+        return rule
+    return register
+
+
+def fail(cls: type[CompileError], detail: str, hint: str | None = None) -> CompileError:
+    """An error naming the operation being lowered and the user's line (raise it)."""
+    what, loc = current_op()
+    return cls(detail, op_name=what, location=loc or user_location(), hint=hint)
+
+
+@contextlib.contextmanager
+def translate_errors():
+    try:
+        yield
+    except IRShapeError as exc:
+        from ...errors import ShapeMismatchError
+        raise fail(ShapeMismatchError, exc.detail) from None
+
+
+def public_name(func: Any) -> str:
+    """`np.sum`, `np.linalg.norm`, `np.add.accumulate`: how the user spelled it."""
+    if isinstance(func, np.ufunc):
+        return f"np.{func.__name__}"
+    self = getattr(func, "__self__", None)
+    if isinstance(self, np.ufunc):
+        return f"np.{self.__name__}.{func.__name__}"
+    module = getattr(func, "__module__", None) or ""
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+    if module == "numpy" or module.startswith("numpy."):
+        module = "np" + module[len("numpy"):]
+        module = module.replace("._core", "").replace(".lib", "")
+        return f"{module}.{name}"
+    return f"{module}.{name}" if module else name
+
+
+DATA_DEPENDENT = {np.unique, np.nonzero, np.argwhere, np.flatnonzero, np.extract,
+                  np.compress, operator.getitem}
+_DATA_DEPENDENT_HINT = ("Keep shapes static with a mask, e.g. `np.where(mask, x, 0)`, "
+                        "or `xlanb.jit(f, must_compile=False)` to run it with NumPy")
+
+
+def is_data_dependent(func: Callable, args: tuple) -> bool:
+    return func in DATA_DEPENDENT or (func is np.where and len(args) == 1)
+
+
+def unsupported_error(func: Callable, args: tuple, what: str) -> CompileError:
+    """The default `call_unsupported` error for `func` (named `what` to the user)."""
+    op, loc = current_op()
+    loc = loc or user_location()
+    if is_data_dependent(func, args):
+        return DataDependentShapeError(
+            "the output shape depends on the input values, so the shape is not inferable at "
+            "compile time", op_name=what, location=loc, hint=_DATA_DEPENDENT_HINT)
+    return UnsupportedNumPyFunctionError(
+        "xlanb has no compiled lowering for this function", op_name=what,
+        location=loc, hint=f"Rewrite it with supported NumPy functions, {FALLBACK_HINT}")
+
+
+def unsupported(func: Callable, args: tuple, kwargs: dict, what: str | None = None) -> Any:
+    """Hand `func(*args, **kwargs)` to the context's hook (default: raise)."""
+    context = current_context()
+    if context is None:
+        context = next((a.context for a in args if isinstance(a, Tracer)), None)
+    what = what or public_name(func)
+    if context is None:
+        raise unsupported_error(func, args, what)
+    return context.call_unsupported(func, args, kwargs, what)
+
+
+def unsupported_option(what: str, option: str, hint: str) -> CompileError:
+    return fail(UnsupportedNumPyFunctionError, f"the `{option}` argument is not supported "
+                f"on traced arrays when compiling", hint=hint[:1].upper() + hint[1:])
+
+
+def _handles(types) -> bool:
+    return all(issubclass(t, (Tracer, np.ndarray, np.generic)) for t in types)
+
+
+def dispatch_function(func, types, args, kwargs):
+    """NEP 18 entry: `np.func(..., tracer, ...)`."""
+    if not _handles(types):
+        return NotImplemented
+    what = public_name(func)
+    with entry(what), translate_errors():
+        rule = FUNCTIONS.get(func)
+        if rule is None:
+            return unsupported(func, args, kwargs, what)
+        return rule(*args, **kwargs)
+
+
+def dispatch_ufunc(ufunc, method, inputs, kwargs, what: str | None = None):
+    """NEP 13 entry: `np.ufunc(..., tracer, ...)` and its methods (reduce, outer)."""
+    from .ufuncs import lower_ufunc
+    if not _handles(type(x) for x in inputs if hasattr(x, "__array_ufunc__")):
+        return NotImplemented
+    what = what or (public_name(ufunc) if method == "__call__"
+                    else f"np.{ufunc.__name__}.{method}")
+    with entry(what), translate_errors():
+        return lower_ufunc(ufunc, method, inputs, kwargs)
+
+
+def getitem(x: Tracer, key):
+    from .indexing import lower_getitem
+    with entry("x[...]"), translate_errors():
+        return lower_getitem(x, key)
+
+
+def setitem(x: Tracer, key, value) -> None:
+    from .indexing import lower_setitem
+    with entry("x[...] = v"), translate_errors():
+        lower_setitem(x, key, value)
+
+
+def ndarray_fallback(x: Tracer, name: str):
+    """`x.name` for an ndarray attribute with no Tracer rule: route to the hook."""
+    attr = getattr(np.ndarray, name)
+    what = f"x.{name}" + ("()" if callable(attr) else "")
+    if not callable(attr):
+        with entry(what):
+            return unsupported(operator.attrgetter(name), (x,), {}, what)
+
+    def method(*args, **kwargs):
+        with entry(what):
+            return unsupported(attr, (x,) + args, kwargs, what)
+    return method
+
+
+from . import ufuncs, reductions, shape_ops, linalg, indexing, creation  # noqa: E402,F401

@@ -1,0 +1,359 @@
+"""Indexing: `x[key]`, `x[key] = v`, `np.take`, `np.take_along_axis`.
+
+Basic indexing (ints, slices with any step, None, Ellipsis) is static: `reverse` for
+negative steps, one `slice`, one `reshape` to drop int dims and insert new ones.  Integer
+array indices (concrete or traced) then become one `gather`: a single index gathers on its
+axis; several are broadcast and linearized (i0 * n1 + i1) into a gather on the operand with
+those axes merged, placed like NumPy does (in place when adjacent, else first).  Negative
+traced indices wrap with select(i < 0, i + n, i); concrete ones are wrapped and bounds-
+checked now.  A boolean mask made of concrete values is just integer indices; a traced one
+has a data-dependent shape and goes to the `call_unsupported` hook.
+
+`x[key] = v` with basic indexing rebinds the Tracer to select(mask, pad(v), x), where pad
+places v (broadcast, converted to x's dtype) at the slice and mask is the same pad of
+`True`.  `x[bool_mask] = scalar` is select(mask, scalar, x).  With integer-array indices
+(and full slices), `scatter-add` places v and counts hits for the mask: exact for a scalar v,
+and for an array v when the indices are provably distinct (`g[np.arange(n), labels] -= 1`);
+otherwise the update goes to the `call_unsupported` hook.
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from xlanb_runtime.ir import Node, Op
+from xlanb_runtime.ir import builder as B
+
+from ..tracer import Tracer
+from . import implements, unsupported
+from .promote import (broadcast_shapes, broadcast_to, constant_node, normalize_axis, scalar,
+                      shape_of, to_node, wrap)
+
+
+def index_update(x, key, value):
+    """The pure form of `x[key] = value` (what the hook runs eagerly when asked)."""
+    out = np.array(x, copy=True)
+    out[key] = value
+    return out
+
+
+@dataclass
+class _Plan:
+    """Basic indexing as reverse -> slice -> reshape, plus the advanced entries left over."""
+    reverse: list[int] = field(default_factory=list)
+    specs: list[tuple[int, int, int]] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)       # per source dim, after slicing
+    out_shape: list[int] = field(default_factory=list)    # after the reshape
+    # (position after the reshape, index node, concrete wrapped index or None if traced)
+    advanced: list[tuple[int, Node, Any]] = field(default_factory=list)
+    mask: Any = None                                      # set when a traced mask is seen
+
+
+def _is_bool_array(k) -> bool:
+    return isinstance(k, (np.ndarray, list, Tracer)) and np.dtype(
+        k.dtype if isinstance(k, (np.ndarray, Tracer)) else np.asarray(k).dtype) == np.bool_
+
+
+def _normalize_key(shape: tuple[int, ...], key) -> list:
+    """Entries (int, slice, None, index array) covering every dim; Ellipsis expanded."""
+    key = list(key) if isinstance(key, tuple) else [key]
+    entries = []
+    for k in key:
+        if isinstance(k, list):
+            k = np.asarray(k)
+            k = k.astype(np.intp) if k.size == 0 else k
+        if isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim > 0:
+            entries.extend(np.nonzero(k))          # a concrete mask is static indices
+        elif isinstance(k, (bool, np.bool_)) or (isinstance(k, np.ndarray) and
+                                                 k.dtype == np.bool_):
+            raise IndexError("scalar boolean indices are not supported when compiling")
+        else:
+            entries.append(k)
+    consumed = sum(1 for k in entries if k is not None and k is not Ellipsis
+                   and not (isinstance(k, Tracer) and k.dtype == np.bool_))
+    consumed += sum(k.ndim for k in entries if isinstance(k, Tracer) and k.dtype == np.bool_)
+    ellipses = [i for i, k in enumerate(entries) if k is Ellipsis]
+    if len(ellipses) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
+                         f"but {consumed} were indexed")
+    fill = [slice(None)] * (len(shape) - consumed)
+    if ellipses:
+        i = ellipses[0]
+        return entries[:i] + fill + entries[i + 1:]
+    return entries + fill
+
+
+def _is_array_index(k) -> bool:
+    """Traced indices (even 0-d: their value is unknown) and concrete arrays of rank >= 1."""
+    return isinstance(k, Tracer) or (isinstance(k, np.ndarray) and k.ndim > 0)
+
+
+def _plan(x: Node, key) -> _Plan:
+    entries = _normalize_key(x.shape, key)
+    plan = _Plan()
+    if any(isinstance(k, Tracer) and k.dtype == np.bool_ for k in entries):
+        plan.mask = True
+        return plan
+    advanced_mode = any(_is_array_index(k) for k in entries)
+    dim = 0
+    for k in entries:
+        if k is None:
+            plan.out_shape.append(1)
+            continue
+        n = x.shape[dim]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            count = len(range(start, stop, step))
+            if step < 0:
+                plan.reverse.append(dim)
+                start, step = n - 1 - start, -step
+            plan.specs.append((start, start + (count - 1) * step + 1, step) if count
+                              else (0, 0, 1))
+            plan.counts.append(count)
+            plan.out_shape.append(count)
+        elif _is_array_index(k) or advanced_mode:
+            if not isinstance(k, (Tracer, np.ndarray)):
+                k = np.asarray(operator.index(k))
+            plan.specs.append((0, n, 1))
+            plan.counts.append(n)
+            known = None if isinstance(k, Tracer) else np.where(k < 0, k + n, k)
+            plan.advanced.append((len(plan.out_shape), _index_node(k, n, dim), known))
+            plan.out_shape.append(n)
+        else:
+            i = operator.index(k)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
+            i += n if i < 0 else 0
+            plan.specs.append((i, i + 1, 1))
+            plan.counts.append(1)
+        dim += 1
+    return plan
+
+
+def _index_node(index, n: int, axis: int) -> Node:
+    """Indices as an int64 node with negative entries wrapped (bounds-checked if concrete)."""
+    if isinstance(index, Tracer):
+        if index.dtype.kind not in "iu":
+            raise IndexError("arrays used as indices must be of integer (or boolean) type, "
+                             f"got a traced {index.dtype}")
+        node = B.convert(to_node(index), np.int64)
+        if index.dtype.kind == "i":
+            size = B.broadcast(scalar(n, np.int64), node.shape)
+            negative = B.binary(Op.LT, node, B.broadcast(scalar(0, np.int64), node.shape))
+            node = B.select(negative, B.binary(Op.ADD, node, size), node)
+        return node
+    array = np.asarray(index)
+    if array.dtype.kind not in "iu":
+        raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    bad = array[(array >= n) | (array < -n)]
+    if bad.size:
+        raise IndexError(f"index {bad.reshape(-1)[0]} is out of bounds for axis {axis} with "
+                         f"size {n}")
+    return constant_node(np.where(array < 0, array + n, array).astype(np.int64))
+
+
+def _basic(x: Node, plan: _Plan) -> Node:
+    y = B.reverse(x, plan.reverse)
+    y = B.slice_(y, plan.specs)
+    return B.reshape(y, plan.out_shape)
+
+
+def _merge(y: Node, positions: list[int]) -> tuple[Node, list[int]]:
+    """y with the indexed axes moved first and flattened into one: (M, rest...)."""
+    rest = [d for d in range(y.ndim) if d not in positions]
+    merged = B.transpose(y, positions + rest)
+    size = int(np.prod([y.shape[p] for p in positions], dtype=np.int64))
+    return B.reshape(merged, [size] + [y.shape[d] for d in rest]), rest
+
+
+def _linear(advanced, sizes: list[int], shape: tuple[int, ...]) -> Node:
+    """i0 * (n1 * n2 ...) + i1 * (n2 ...) + ...: one index into the merged axis."""
+    linear = None
+    for (_, index, _), stride in zip(advanced, np.cumprod([1] + sizes[:0:-1])[::-1].tolist()):
+        term = broadcast_to(index, shape)
+        if stride != 1:
+            term = B.binary(Op.MUL, term, B.broadcast(scalar(stride, np.int64), shape))
+        linear = term if linear is None else B.binary(Op.ADD, linear, term)
+    return linear
+
+
+def _placement(positions: list[int], k: int, ndim: int) -> list[int] | None:
+    """The permutation taking (index dims, rest) to NumPy's order (None: already there)."""
+    first = positions[0]
+    adjacent = positions == list(range(first, first + len(positions)))
+    if not adjacent or first == 0:
+        return None                                  # NumPy puts the index dims first
+    return list(range(k, k + first)) + list(range(k)) + list(range(k + first, ndim))
+
+
+def _advanced(y: Node, advanced) -> Node:
+    if len(advanced) == 1:
+        (position, index, _), = advanced
+        return B.gather(y, index, position)
+    positions = [p for p, _, _ in advanced]
+    shape = broadcast_shapes(*(i.shape for _, i, _ in advanced))
+    merged, _ = _merge(y, positions)
+    out = B.gather(merged, _linear(advanced, [y.shape[p] for p in positions], shape), 0)
+    perm = _placement(positions, len(shape), out.ndim)
+    return out if perm is None else B.transpose(out, perm)
+
+
+def _provably_unique(advanced, shape) -> bool:
+    """Linear indices are mixed-radix numbers: one distinct concrete digit makes all distinct."""
+    for _, _, known in advanced:
+        if known is not None:
+            digits = np.broadcast_to(known, shape).reshape(-1)
+            if np.unique(digits).size == digits.size:
+                return True
+    return False
+
+
+def _advanced_update(x: Node, plan: _Plan, value) -> Node | None:
+    """x[i0, :, i1] = v with integer-array indices and full slices: scatter-add + select.
+
+    A scalar v is exact for any indices (the scatter only counts hits); an array v needs
+    provably distinct indices, since NumPy's last-write-wins is not a sum.  None: can't.
+    """
+    full = all(spec == (0, n, 1) for spec, n in zip(plan.specs, x.shape))
+    if plan.reverse or not full or tuple(plan.out_shape) != x.shape:
+        return None
+    positions = [p for p, _, _ in plan.advanced]
+    shape = broadcast_shapes(*(i.shape for _, i, _ in plan.advanced))
+    merged, rest = _merge(x, positions)
+    linear = _linear(plan.advanced, [x.shape[p] for p in positions], shape)
+    ones = B.broadcast(scalar(1, np.int32), shape)
+    hits = B.scatter_add(B.broadcast(scalar(0, np.int32), merged.shape[:1]), linear, ones, 0)
+    hit = B.binary(Op.GT, hits, B.broadcast(scalar(0, np.int32), hits.shape))
+    hit = B.broadcast(hit, merged.shape, (0,))
+    v = to_node(value, x.dtype)
+    if v.ndim == 0:
+        placed = B.broadcast(v, merged.shape)
+    elif _provably_unique(plan.advanced, shape):
+        k, rest_shape = len(shape), [x.shape[d] for d in rest]
+        perm = _placement(positions, k, k + len(rest))
+        target = shape + tuple(rest_shape)
+        if perm is not None:
+            target = tuple(target[p] for p in perm)
+        while v.ndim > len(target) and v.shape[0] == 1:
+            v = B.reshape(v, v.shape[1:])
+        v = broadcast_to(v, target)
+        if perm is not None:
+            v = B.transpose(v, list(np.argsort(perm)))
+        zeros = B.broadcast(scalar(0, x.dtype), merged.shape)
+        placed = B.scatter_add(zeros, linear, v, 0)
+    else:
+        return None
+    updated = B.reshape(B.select(hit, placed, merged), [x.shape[p] for p in positions]
+                        + [x.shape[d] for d in rest])
+    return B.transpose(updated, list(np.argsort(positions + rest)))
+
+
+def lower_getitem(x: Tracer, key):
+    plan = _plan(x.node, key)
+    if plan.mask is not None:
+        return unsupported(operator.getitem, (x, key), {}, "x[mask] (boolean mask)")
+    y = _basic(x.node, plan)
+    if plan.advanced:
+        y = _advanced(y, plan.advanced)
+    return wrap(y)
+
+
+def _scalar_mask_update(x: Tracer, key, value) -> Node | None:
+    """x[mask] = scalar, with a boolean mask over x's leading dims: a select."""
+    if not _is_bool_array(key) or np.ndim(value) != 0 or isinstance(value, (list, tuple)):
+        return None
+    mask = to_node(key)
+    if mask.shape != x.shape[:mask.ndim]:
+        raise IndexError(f"boolean index of shape {mask.shape} does not match the indexed "
+                         f"array's shape {x.shape}")
+    mask = B.broadcast(mask, x.shape, tuple(range(mask.ndim)))
+    return B.select(mask, broadcast_to(to_node(value, x.dtype), x.shape), x.node)
+
+
+def lower_setitem(x: Tracer, key, value) -> None:
+    masked = _scalar_mask_update(x, key, value)
+    if masked is not None:
+        x.node = masked
+        return
+    plan = _plan(x.node, key)
+    if plan.advanced and plan.mask is None:
+        updated = _advanced_update(x.node, plan, value)
+        if updated is not None:
+            x.node = updated
+            return
+    if plan.mask is not None or plan.advanced:
+        result = unsupported(index_update, (x, key, value), {},
+                             "x[index_array] = v (item assignment through an index array)")
+        x.node = to_node(result, x.dtype)
+        return
+    target = tuple(plan.out_shape)
+    v = to_node(value, x.dtype)
+    while v.ndim > len(target) and v.shape[0] == 1:
+        v = B.reshape(v, v.shape[1:])               # NumPy drops leading 1s of the value
+    v = B.reshape(broadcast_to(v, target), plan.counts)
+    if 0 in plan.counts:
+        return
+    if all(spec == (0, n, 1) for spec, n in zip(plan.specs, x.shape)):
+        x.node = B.reverse(v, plan.reverse)
+        return
+    config = [(a, n - (a + (c - 1) * s + 1), s - 1)     # in the frame of the reversed x
+              for (a, _, s), c, n in zip(plan.specs, plan.counts, x.shape)]
+    placed = B.reverse(B.pad(v, scalar(0, x.dtype), config), plan.reverse)
+    inside = B.pad(B.broadcast(scalar(True, bool), v.shape), scalar(False, bool), config)
+    x.node = B.select(B.reverse(inside, plan.reverse), placed, x.node)
+
+
+@implements(np.take)
+def take(a, indices, axis=None, out=None, mode="raise"):
+    if out is not None:
+        from . import unsupported_option
+        raise unsupported_option("take", "out=", "assign the result instead")
+    x = to_node(a)
+    if axis is None:
+        x, axis = B.reshape(x, (x.size,)), 0
+    axis = normalize_axis(axis, x.ndim)
+    n = x.shape[axis]
+    if mode == "raise":
+        index = _index_node(indices, n, axis)
+    else:
+        index = B.convert(to_node(indices), np.int64)
+        limit = B.broadcast(scalar(n, np.int64), index.shape)
+        if mode == "wrap":
+            index = B.binary(Op.REM, index, limit)
+        else:                                        # clip
+            index = B.binary(Op.MIN, B.binary(Op.MAX, index, B.broadcast(
+                scalar(0, np.int64), index.shape)), B.binary(Op.SUB, limit, B.broadcast(
+                    scalar(1, np.int64), index.shape)))
+    return wrap(B.gather(x, index, axis))
+
+
+@implements(np.take_along_axis)
+def take_along_axis(arr, indices, axis=-1):
+    x = to_node(arr)
+    if axis is None:
+        x, axis = B.reshape(x, (x.size,)), 0
+    axis = normalize_axis(axis, x.ndim)
+    index_shape = tuple(shape_of(indices))
+    if len(index_shape) != x.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    shape = list(broadcast_shapes(tuple(1 if d == axis else n for d, n in enumerate(x.shape)),
+                                  tuple(1 if d == axis else n for d, n in
+                                        enumerate(index_shape))))
+    shape[axis] = index_shape[axis]
+    source = list(shape)
+    source[axis] = x.shape[axis]
+    x = broadcast_to(x, source)
+    index = broadcast_to(_index_node(indices, x.shape[axis], axis), shape)
+    strides = np.cumprod([1] + source[:0:-1])[::-1].tolist()
+    linear = None
+    for d, stride in enumerate(strides):
+        coord = index if d == axis else B.iota(shape, np.int64, d)
+        if stride != 1:
+            coord = B.binary(Op.MUL, coord, B.broadcast(scalar(stride, np.int64), tuple(shape)))
+        linear = coord if linear is None else B.binary(Op.ADD, linear, coord)
+    return wrap(B.gather(B.reshape(x, (x.size,)), linear, 0))

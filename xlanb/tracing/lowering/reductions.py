@@ -1,0 +1,194 @@
+"""Reductions: sum, prod, max, min, mean, var, std, argmax, argmin, any, all, count_nonzero.
+
+Each lowers to one `reduce` (or `arg-reduce`) node over normalized axes, with `convert`
+nodes for NumPy's result dtypes (sum of int32 -> int64, mean of int -> float64) and a
+`reshape` for `keepdims`.  mean/var/std are compositions (sum / n; mean of squared
+deviations, like NumPy's two-pass `_var`).  `ufunc.reduce` for add/multiply/maximum/
+minimum/logical_and/logical_or maps onto the same rules.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from xlanb_runtime.ir import Node, Op
+from xlanb_runtime.ir import builder as B
+
+from . import implements, unsupported
+from .promote import normalize_axes, normalize_axis, scalar, to_node, wrap
+
+_NoValue = np._NoValue
+
+
+def _keep(node: Node, in_shape: tuple[int, ...], axes: tuple[int, ...], keepdims) -> Node:
+    if keepdims is True:
+        return B.reshape(node, [1 if d in axes else n for d, n in enumerate(in_shape)])
+    return node
+
+
+def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    return int(np.prod([shape[a] for a in axes], dtype=np.int64))
+
+
+def _default_dtype(numpy_fn, dtype, in_dtype) -> np.dtype:
+    """The dtype NumPy gives `numpy_fn` on this input (asked of NumPy on a tiny array)."""
+    if dtype is not None:
+        return np.dtype(dtype)
+    return np.asarray(numpy_fn(np.zeros(2, dtype=in_dtype))).dtype
+
+
+def _options_unsupported(func, a, where, out, kwargs: dict):
+    """where=/initial=/out= are routed to the hook: NumPy runs them, compiled code doesn't."""
+    if out is not None:
+        from . import unsupported_option
+        raise unsupported_option(func.__name__, "out=", "assign the result instead")
+    if where is not _NoValue and where is not True:
+        kwargs["where"] = where
+    if kwargs.get("initial", _NoValue) is _NoValue:
+        kwargs.pop("initial", None)
+    return bool(kwargs)
+
+
+def _route(func, a, kwargs: dict):
+    """Hand the call to the hook, named by its unsupported options: `np.sum(where=...)`."""
+    kwargs = {k: v for k, v in kwargs.items() if v is not _NoValue}
+    options = [k for k in ("where", "initial", "mean") if k in kwargs]
+    what = f"np.{func.__name__}({', '.join(k + '=...' for k in options)})"
+    return unsupported(func, (a,), kwargs, what)
+
+
+def reduce_node(x: Node, kind: str, axis, keepdims=False, dtype=None) -> Node:
+    """reduce-`kind` of `x` over `axis` (NumPy axis conventions), in `dtype` if given."""
+    axes = normalize_axes(axis, x.ndim)
+    if dtype is not None:
+        x = B.convert(x, dtype)
+    if kind in ("any", "all"):
+        x = B.convert(x, bool)
+    return _keep(B.reduce(x, kind, axes), x.shape, axes, keepdims)
+
+
+def _summation(numpy_fn, kind):
+    def rule(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+             where=_NoValue):
+        kwargs = {"axis": axis, "dtype": dtype, "keepdims": keepdims, "initial": initial}
+        if _options_unsupported(numpy_fn, a, where, out, {"initial": initial}):
+            return _route(numpy_fn, a, dict(kwargs, where=where))
+        x = to_node(a)
+        return wrap(reduce_node(x, kind, axis, keepdims, _default_dtype(numpy_fn, dtype,
+                                                                        x.dtype)))
+    return rule
+
+
+sum_ = implements(np.sum)(_summation(np.sum, "sum"))
+prod = implements(np.prod)(_summation(np.prod, "prod"))
+
+
+def _extremum(numpy_fn, kind):
+    def rule(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
+        if _options_unsupported(numpy_fn, a, where, out, {"initial": initial}):
+            return _route(numpy_fn, a, {"axis": axis, "keepdims": keepdims,
+                                                "initial": initial, "where": where})
+        return wrap(reduce_node(to_node(a), kind, axis, keepdims))
+    return rule
+
+
+max_ = implements(np.max, np.amax)(_extremum(np.max, "max"))
+min_ = implements(np.min, np.amin)(_extremum(np.min, "min"))
+
+
+def _boolean(numpy_fn, kind):
+    def rule(a, axis=None, out=None, keepdims=False, *, where=_NoValue):
+        if _options_unsupported(numpy_fn, a, where, out, {}):
+            return _route(numpy_fn, a, {"axis": axis, "keepdims": keepdims,
+                                                "where": where})
+        return wrap(reduce_node(to_node(a), kind, axis, keepdims))
+    return rule
+
+
+any_ = implements(np.any)(_boolean(np.any, "any"))
+all_ = implements(np.all)(_boolean(np.all, "all"))
+
+
+@implements(np.count_nonzero)
+def count_nonzero(a, axis=None, *, keepdims=False):
+    x = to_node(a)
+    nonzero = B.convert(B.convert(x, bool), np.intp)
+    return wrap(reduce_node(nonzero, "sum", axis, keepdims))
+
+
+def mean_node(x: Node, axis, keepdims=False, dtype=None) -> Node:
+    result = _default_dtype(np.mean, dtype, x.dtype)
+    acc = np.dtype(np.float32) if result == np.float16 else result
+    axes = normalize_axes(axis, x.ndim)
+    total = reduce_node(x, "sum", axes, keepdims, acc)
+    count = B.broadcast(scalar(_count(x.shape, axes), acc), total.shape)
+    return B.convert(B.binary(Op.DIV, total, count), result)
+
+
+@implements(np.mean)
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
+    if _options_unsupported(np.mean, a, where, out, {}):
+        return _route(np.mean, a, {"axis": axis, "dtype": dtype,
+                                           "keepdims": keepdims, "where": where})
+    return wrap(mean_node(to_node(a), axis, keepdims, dtype))
+
+
+def var_node(x: Node, axis, keepdims=False, dtype=None, ddof=0) -> Node:
+    result = _default_dtype(np.var, dtype, x.dtype)
+    axes = normalize_axes(axis, x.ndim)
+    x = B.convert(x, result)
+    mean_kept = mean_node(x, axes, True, result)
+    centered = B.binary(Op.SUB, x, B.broadcast(mean_kept, x.shape))
+    total = reduce_node(B.binary(Op.MUL, centered, centered), "sum", axes, keepdims)
+    count = max(_count(x.shape, axes) - ddof, 0)
+    return B.binary(Op.DIV, total, B.broadcast(scalar(count, result), total.shape))
+
+
+def _spread(numpy_fn, take_sqrt: bool):
+    def rule(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NoValue,
+             mean=_NoValue, correction=_NoValue):
+        extra = {k: v for k, v in (("mean", mean),) if v is not _NoValue}
+        if correction is not _NoValue:
+            ddof = correction
+        if _options_unsupported(numpy_fn, a, where, out, extra):
+            return _route(numpy_fn, a, dict(extra, axis=axis, dtype=dtype, ddof=ddof,
+                                                    keepdims=keepdims, where=where))
+        node = var_node(to_node(a), axis, keepdims, dtype, ddof)
+        return wrap(B.unary(Op.SQRT, node) if take_sqrt else node)
+    return rule
+
+
+var = implements(np.var)(_spread(np.var, False))
+std = implements(np.std)(_spread(np.std, True))
+
+
+def _argreduce(kind):
+    def rule(a, axis=None, out=None, *, keepdims=False):
+        if out is not None:
+            from . import unsupported_option
+            raise unsupported_option(kind, "out=", "assign the result instead")
+        x = to_node(a)
+        if axis is None:
+            node = B.argreduce(B.reshape(x, (x.size,)), kind, 0)
+            return wrap(B.reshape(node, (1,) * x.ndim) if keepdims else node)
+        axis = normalize_axis(axis, x.ndim)
+        return wrap(_keep(B.argreduce(x, kind, axis), x.shape, (axis,), keepdims))
+    return rule
+
+
+argmax = implements(np.argmax)(_argreduce("argmax"))
+argmin = implements(np.argmin)(_argreduce("argmin"))
+
+_UFUNC_REDUCTIONS = {np.add: sum_, np.multiply: prod, np.maximum: max_, np.minimum: min_,
+                     np.logical_and: all_, np.logical_or: any_}
+
+
+def ufunc_reduce(ufunc, a, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
+    """`np.add.reduce(x, axis=0)` and friends (note the default axis is 0, not None)."""
+    rule = _UFUNC_REDUCTIONS.get(ufunc)
+    if rule is None or kwargs:
+        return unsupported(ufunc.reduce, (a,), dict(kwargs, axis=axis, dtype=dtype,
+                                                    keepdims=keepdims))
+    if rule in (sum_, prod):
+        return rule(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    x = to_node(a) if dtype is None else B.convert(to_node(a), dtype)
+    return rule(wrap(x), axis=axis, out=out, keepdims=keepdims)

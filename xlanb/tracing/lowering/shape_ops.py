@@ -1,0 +1,376 @@
+"""Shape functions: reshape, transpose and friends, joining, splitting, flipping, padding.
+
+All shapes are static, so each lowers to data-movement nodes (`reshape`, `transpose`,
+`broadcast`, `concatenate`, `slice`, `reverse`, `pad`) plus an iota mask for tril/triu.
+NumPy's argument conventions (negative axes, -1 in reshape, tuples or ints) are normalized
+here; the IR only ever sees explicit, non-negative ones.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from xlanb_runtime.ir import Node, Op
+from xlanb_runtime.ir import builder as B
+
+from ...errors import ShapeMismatchError
+from . import fail, implements, unsupported, unsupported_option
+from .promote import (broadcast_shapes, broadcast_to, normalize_axes, normalize_axis,
+                      result_type, scalar, shape_of, to_node, wrap)
+
+
+def _shape_arg(shape) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)) or hasattr(shape, "__index__"):
+        return (operator.index(shape),)
+    return tuple(operator.index(n) for n in shape)
+
+
+def reshape_node(x: Node, shape) -> Node:
+    shape = list(_shape_arg(shape))
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in shape:
+        known = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
+        if known == 0 or x.size % known:
+            raise fail(ShapeMismatchError, f"cannot reshape array of size {x.size} into "
+                       f"shape {tuple(shape)}")
+        shape[shape.index(-1)] = x.size // known
+    if int(np.prod(shape, dtype=np.int64)) != x.size:
+        raise fail(ShapeMismatchError, f"cannot reshape array of size {x.size} into shape "
+                   f"{tuple(shape)}")
+    return B.reshape(x, shape)
+
+
+@implements(np.reshape)
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    if order != "C":
+        raise unsupported_option("reshape", "order=", "only C order is compiled; leave the "
+                                 "default")
+    return wrap(reshape_node(to_node(a), shape if shape is not None else newshape))
+
+
+@implements(np.ravel)
+def ravel(a, order="C"):
+    if order not in ("C", "K", "A"):
+        raise unsupported_option("ravel", "order=", "only C order is compiled")
+    x = to_node(a)
+    return wrap(B.reshape(x, (x.size,)))
+
+
+@implements(np.transpose, getattr(np, "permute_dims", None))
+def transpose(a, axes=None):
+    x = to_node(a)
+    if axes is None:
+        perm = tuple(reversed(range(x.ndim)))
+    else:
+        perm = tuple(normalize_axis(p, x.ndim) for p in axes)
+        if sorted(perm) != list(range(x.ndim)):
+            raise ValueError(f"axes {tuple(axes)} don't match array of rank {x.ndim}")
+    return wrap(B.transpose(x, perm))
+
+
+@implements(np.swapaxes)
+def swapaxes(a, axis1, axis2):
+    x = to_node(a)
+    perm = list(range(x.ndim))
+    i, j = normalize_axis(axis1, x.ndim), normalize_axis(axis2, x.ndim)
+    perm[i], perm[j] = perm[j], perm[i]
+    return wrap(B.transpose(x, perm))
+
+
+@implements(np.moveaxis)
+def moveaxis(a, source, destination):
+    x = to_node(a)
+    src = np.lib.array_utils.normalize_axis_tuple(source, x.ndim, "source")
+    dst = np.lib.array_utils.normalize_axis_tuple(destination, x.ndim, "destination")
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number "
+                         "of elements")
+    order = [n for n in range(x.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return wrap(B.transpose(x, order))
+
+
+def expand_node(x: Node, axis) -> Node:
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out_ndim = x.ndim + len(axes)
+    axes = normalize_axes(tuple(axes), out_ndim)
+    dims = iter(x.shape)
+    return B.reshape(x, [1 if d in axes else next(dims) for d in range(out_ndim)])
+
+
+@implements(np.expand_dims)
+def expand_dims(a, axis):
+    return wrap(expand_node(to_node(a), axis))
+
+
+@implements(np.squeeze)
+def squeeze(a, axis=None):
+    x = to_node(a)
+    if axis is None:
+        axes = tuple(d for d, n in enumerate(x.shape) if n == 1)
+    else:
+        axes = normalize_axes(axis, x.ndim)
+        if any(x.shape[d] != 1 for d in axes):
+            raise ValueError("cannot select an axis to squeeze out which has size not "
+                             "equal to one")
+    return wrap(B.reshape(x, [n for d, n in enumerate(x.shape) if d not in axes]))
+
+
+@implements(np.broadcast_to)
+def broadcast_to_(array, shape, subok=False):
+    return wrap(broadcast_to(to_node(array), _shape_arg(shape)))
+
+
+@implements(np.broadcast_arrays)
+def broadcast_arrays(*args, subok=False):
+    shape = broadcast_shapes(*(shape_of(a) for a in args))
+    return tuple(wrap(broadcast_to(to_node(a), shape)) for a in args)
+
+
+def concat_nodes(arrays, axis, dtype=None) -> Node:
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    dtype = np.dtype(dtype) if dtype is not None else result_type(*arrays)
+    nodes = [to_node(a, dtype) for a in arrays]
+    if axis is None:
+        nodes = [B.reshape(n, (n.size,)) for n in nodes]
+        axis = 0
+    first = nodes[0]
+    if first.ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    axis = normalize_axis(axis, first.ndim)
+    for i, n in enumerate(nodes[1:], start=1):
+        if n.ndim != first.ndim:
+            raise fail(ShapeMismatchError, f"all the input arrays must have same number of "
+                       f"dimensions, but the array at index 0 has {first.ndim} dimension(s) "
+                       f"and the array at index {i} has {n.ndim}: {first.shape} and {n.shape}")
+        for d in range(first.ndim):
+            if d != axis and n.shape[d] != first.shape[d]:
+                raise fail(ShapeMismatchError, f"all the input array dimensions except for "
+                           f"the concatenation axis must match exactly, but along dimension "
+                           f"{d}, the array at index 0 has size {first.shape[d]} and the "
+                           f"array at index {i} has size {n.shape[d]}")
+    return B.concatenate(nodes, axis)
+
+
+@implements(np.concatenate, getattr(np, "concat", None))
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    if out is not None:
+        raise unsupported_option("concatenate", "out=", "assign the result instead")
+    return wrap(concat_nodes(arrays, axis, dtype))
+
+
+@implements(np.stack)
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    if out is not None:
+        raise unsupported_option("stack", "out=", "assign the result instead")
+    arrays = list(arrays)
+    shapes = {tuple(shape_of(a)) for a in arrays}
+    if len(shapes) != 1:
+        raise fail(ShapeMismatchError, "all input arrays must have the same shape, got "
+                   + " and ".join(str(s) for s in sorted(shapes)))
+    ndim = len(shapes.pop())
+    axis = normalize_axis(axis, ndim + 1)
+    dtype = np.dtype(dtype) if dtype is not None else result_type(*arrays)
+    return wrap(concat_nodes([expand_node(to_node(a, dtype), axis) for a in arrays], axis))
+
+
+def _atleast(x: Node, ndim: int) -> Node:
+    if x.ndim >= ndim:
+        return x
+    if ndim == 3 and x.ndim == 2:
+        return B.reshape(x, x.shape + (1,))
+    if ndim == 3 and x.ndim == 1:
+        return B.reshape(x, (1,) + x.shape + (1,))
+    return B.reshape(x, (1,) * (ndim - x.ndim) + x.shape)
+
+
+def _atleast_rule(ndim):
+    def rule(*arys):
+        out = tuple(wrap(_atleast(to_node(a), ndim)) for a in arys)
+        return out[0] if len(out) == 1 else out
+    return rule
+
+
+atleast_1d = implements(np.atleast_1d)(_atleast_rule(1))
+atleast_2d = implements(np.atleast_2d)(_atleast_rule(2))
+atleast_3d = implements(np.atleast_3d)(_atleast_rule(3))
+
+
+@implements(np.hstack)
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    nodes = [_atleast(to_node(a), 1) for a in tup]
+    dtype = dtype if dtype is not None else result_type(*tup)
+    return wrap(concat_nodes([wrap(n) for n in nodes], 0 if nodes[0].ndim == 1 else 1, dtype))
+
+
+@implements(np.vstack)
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    dtype = dtype if dtype is not None else result_type(*tup)
+    return wrap(concat_nodes([wrap(_atleast(to_node(a), 2)) for a in tup], 0, dtype))
+
+
+@implements(np.shape)
+def shape(a):
+    return tuple(shape_of(a))
+
+
+@implements(np.ndim)
+def ndim(a):
+    return len(shape_of(a))
+
+
+@implements(np.size)
+def size(a, axis=None):
+    s = shape_of(a)
+    return int(np.prod(s, dtype=np.int64)) if axis is None else s[normalize_axis(axis, len(s))]
+
+
+@implements(np.copy)
+def copy(a, order="K", subok=False):
+    return wrap(to_node(a))
+
+
+@implements(getattr(np, "astype", None))
+def astype(x, dtype, /, *, copy=True, device=None):
+    return wrap(B.convert(to_node(x), dtype))
+
+
+@implements(np.flip)
+def flip(m, axis=None):
+    x = to_node(m)
+    return wrap(B.reverse(x, normalize_axes(axis, x.ndim)))
+
+
+@implements(np.fliplr)
+def fliplr(m):
+    return wrap(B.reverse(to_node(m), (1,)))
+
+
+@implements(np.flipud)
+def flipud(m):
+    return wrap(B.reverse(to_node(m), (0,)))
+
+
+def _triangle(lower: bool):
+    def rule(m, k=0):
+        x = to_node(m)
+        if x.ndim < 2:
+            return unsupported(np.tril if lower else np.triu, (m, k), {})
+        rows, cols = x.shape[-2:]
+        row = B.iota((rows, cols), np.int64, 0)
+        col = B.iota((rows, cols), np.int64, 1)
+        diagonal = B.binary(Op.SUB, col, row)
+        bound = B.broadcast(scalar(k, np.int64), (rows, cols))
+        keep = B.binary(Op.LE if lower else Op.GE, diagonal, bound)
+        keep = B.broadcast(keep, x.shape)
+        return wrap(B.select(keep, x, B.broadcast(scalar(0, x.dtype), x.shape)))
+    return rule
+
+
+tril = implements(np.tril)(_triangle(True))
+triu = implements(np.triu)(_triangle(False))
+
+
+def slice_axis(x: Node, axis: int, start: int, stop: int, step: int = 1) -> Node:
+    specs = [(0, n, 1) for n in x.shape]
+    specs[axis] = (start, stop, step)
+    return B.slice_(x, specs)
+
+
+def _split(name, strict: bool):
+    def rule(ary, indices_or_sections, axis=0):
+        x = to_node(ary)
+        axis = normalize_axis(axis, x.ndim)
+        n = x.shape[axis]
+        if isinstance(indices_or_sections, (int, np.integer)):
+            sections = int(indices_or_sections)
+            if strict and n % sections:
+                raise ValueError("array split does not result in an equal division")
+            base, extra = divmod(n, sections)
+            sizes = [base + 1] * extra + [base] * (sections - extra)
+            bounds = np.cumsum([0] + sizes).tolist()
+        else:
+            bounds = [0] + [min(max(int(i) + (n if i < 0 else 0), 0), n)
+                            for i in indices_or_sections] + [n]
+        return [wrap(slice_axis(x, axis, a, max(a, b))) for a, b in zip(bounds, bounds[1:])]
+    return rule
+
+
+split = implements(np.split)(_split("split", True))
+array_split = implements(np.array_split)(_split("array_split", False))
+
+
+@implements(np.pad)
+def pad(array, pad_width, mode="constant", **kwargs):
+    x = to_node(array)
+    value = kwargs.pop("constant_values", 0)
+    if mode != "constant" or kwargs or np.ndim(value) != 0:
+        return unsupported(np.pad, (array, pad_width), dict(kwargs, mode=mode))
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
+    config = [(int(lo), int(hi), 0) for lo, hi in widths]
+    return wrap(B.pad(x, scalar(value, x.dtype), config))
+
+
+@implements(np.roll)
+def roll(a, shift, axis=None):
+    x = to_node(a)
+    if axis is None:
+        flat = B.reshape(x, (x.size,))
+        return wrap(B.reshape(to_node(roll(wrap(flat), shift, 0)), x.shape))
+    shifts = np.broadcast_to(shift, np.shape(axis)).reshape(-1)
+    axes = np.atleast_1d(axis).reshape(-1)
+    for s, ax in zip(shifts.tolist(), axes.tolist()):
+        ax = normalize_axis(ax, x.ndim)
+        n = x.shape[ax]
+        if n == 0:
+            continue
+        k = int(s) % n
+        if k:
+            x = B.concatenate([slice_axis(x, ax, n - k, n), slice_axis(x, ax, 0, n - k)], ax)
+    return wrap(x)
+
+
+@implements(np.repeat)
+def repeat(a, repeats, axis=None):
+    x = to_node(a)
+    if not isinstance(repeats, (int, np.integer)):
+        return unsupported(np.repeat, (a, repeats), {"axis": axis})
+    if axis is None:
+        x, axis = B.reshape(x, (x.size,)), 0
+    axis = normalize_axis(axis, x.ndim)
+    r = int(repeats)
+    wide = B.broadcast(expand_node(x, axis + 1), x.shape[:axis + 1] + (r,) + x.shape[axis + 1:])
+    out = list(x.shape)
+    out[axis] *= r
+    return wrap(B.reshape(wide, out))
+
+
+@implements(np.tile)
+def tile(A, reps):
+    x = to_node(A)
+    reps = (int(reps),) if isinstance(reps, (int, np.integer)) else tuple(int(r) for r in reps)
+    ndim = max(len(reps), x.ndim)
+    reps = (1,) * (ndim - len(reps)) + reps
+    x = B.reshape(x, (1,) * (ndim - x.ndim) + x.shape)
+    interleaved = B.reshape(x, [v for n in x.shape for v in (1, n)])
+    wide = B.broadcast(interleaved, [v for r, n in zip(reps, x.shape) for v in (r, n)])
+    return wrap(B.reshape(wide, [r * n for r, n in zip(reps, x.shape)]))
+
+
+@implements(np.diff)
+def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    if prepend is not np._NoValue or append is not np._NoValue:
+        return unsupported(np.diff, (a,), {"n": n, "axis": axis, "prepend": prepend,
+                                           "append": append})
+    x = to_node(a)
+    axis = normalize_axis(axis, x.ndim)
+    for _ in range(int(n)):
+        size = x.shape[axis]
+        hi, lo = slice_axis(x, axis, min(1, size), size), slice_axis(x, axis, 0, max(size - 1, 0))
+        x = B.binary(Op.NE if x.dtype == np.bool_ else Op.SUB, hi, lo)
+    return wrap(x)

@@ -1,0 +1,277 @@
+"""Ufuncs (NEP 13) and the elementwise functions `np.where`, `np.clip`, `np.round`.
+
+Each ufunc has a rule from operand nodes to a node.  `lower_ufunc` first asks NumPy which
+loop it would run (`ufunc.resolve_dtypes`, with weak Python scalars), converts and
+broadcasts the operands to that loop's dtypes, applies the rule, and converts the result to
+the loop's output dtype, so dtypes match NumPy eager exactly.  Ufuncs without an IR op are
+composed from others (`tan = sin / cos`, `isnan(x) = x != x`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from xlanb_runtime.ir import Node, Op
+from xlanb_runtime.ir import builder as B
+
+from ...errors import DTypeError
+from . import fail, implements, unsupported, unsupported_option
+from .promote import (is_operand, operands, promotion_type, result_type, scalar, shape_of,
+                      to_node, wrap)
+
+
+def _un(op):
+    return lambda x: B.unary(op, x)
+
+
+def _bin(op):
+    return lambda x, y: B.binary(op, x, y)
+
+
+def _const(x: Node, value) -> Node:
+    return B.broadcast(scalar(value, x.dtype), x.shape)
+
+
+def _is_float(x: Node) -> bool:
+    return x.dtype.kind in "fc"
+
+
+def _float_only(op):
+    """floor/ceil/rint: the identity on integer loops (NumPy >= 2.3 keeps int dtypes)."""
+    return lambda x: B.unary(op, x) if _is_float(x) else x
+
+
+def _abs(x):
+    return x if x.dtype.kind in "ub" else B.unary(Op.ABS, x)
+
+
+def _isnan(x):
+    return B.binary(Op.NE, x, x) if _is_float(x) else _const(x, False)
+
+
+def _isfinite(x):
+    return B.unary(Op.IS_FINITE, x) if _is_float(x) else B.convert(_const(x, True), bool)
+
+
+def _isinf(x):
+    if not _is_float(x):
+        return B.convert(_const(x, False), bool)
+    return B.binary(Op.AND, B.unary(Op.NOT, B.unary(Op.IS_FINITE, x)), B.binary(Op.EQ, x, x))
+
+
+def _reciprocal(x):
+    if _is_float(x):
+        return B.binary(Op.DIV, _const(x, 1), x)
+    # integer 1/x truncates: +-1 stay, everything else is 0
+    return B.select(B.binary(Op.EQ, _abs(x), _const(x, 1)), x, _const(x, 0))
+
+
+def _scaled(op, factor):
+    return lambda x: B.binary(Op.MUL, B.unary(op, x), _const(x, factor))
+
+
+def _trunc(x):
+    if not _is_float(x):
+        return x
+    return B.select(B.binary(Op.LT, x, _const(x, 0)), B.unary(Op.CEIL, x),
+                    B.unary(Op.FLOOR, x))
+
+
+def _to_bool(op):
+    return lambda *xs: (B.binary(op, *(B.convert(x, bool) for x in xs)) if len(xs) == 2
+                        else B.unary(op, B.convert(xs[0], bool)))
+
+
+def _logical_or_arith(bool_op, op):
+    """add/multiply on bool loops are or/and in NumPy."""
+    return lambda x, y: B.binary(bool_op if x.dtype == np.bool_ else op, x, y)
+
+
+def _fmaxmin(op):
+    def rule(x, y):
+        out = B.binary(op, x, y)
+        if not _is_float(x):
+            return out
+        return B.select(_isnan(y), x, B.select(_isnan(x), y, out))
+    return rule
+
+
+def _logaddexp(x, y):
+    # max + log1p(exp(-|x - y|)); equal inputs (incl. +-inf) give x + log(2) like NumPy
+    big = B.binary(Op.MAX, x, y)
+    diff = B.unary(Op.NEG, B.unary(Op.ABS, B.binary(Op.SUB, x, y)))
+    out = B.binary(Op.ADD, big, B.unary(Op.LOG1P, B.unary(Op.EXP, diff)))
+    return B.select(B.binary(Op.EQ, x, y), B.binary(Op.ADD, x, _const(x, math.log(2))), out)
+
+
+def _hypot(x, y):
+    return B.unary(Op.SQRT, B.binary(Op.ADD, B.binary(Op.MUL, x, x), B.binary(Op.MUL, y, y)))
+
+
+RULES = {
+    # unary
+    np.negative: _un(Op.NEG),
+    np.positive: lambda x: x,
+    np.absolute: _abs,
+    np.fabs: _abs,
+    np.sign: _un(Op.SIGN),
+    np.exp: _un(Op.EXP),
+    np.exp2: lambda x: B.binary(Op.POW, _const(x, 2), x),
+    np.expm1: _un(Op.EXPM1),
+    np.log: _un(Op.LOG),
+    np.log2: _scaled(Op.LOG, 1 / math.log(2)),
+    np.log10: _scaled(Op.LOG, 1 / math.log(10)),
+    np.log1p: _un(Op.LOG1P),
+    np.sqrt: _un(Op.SQRT),
+    np.square: lambda x: B.binary(Op.MUL, x, x),
+    np.reciprocal: _reciprocal,
+    np.tanh: _un(Op.TANH),
+    np.sin: _un(Op.SIN),
+    np.cos: _un(Op.COS),
+    np.tan: lambda x: B.binary(Op.DIV, B.unary(Op.SIN, x), B.unary(Op.COS, x)),
+    np.deg2rad: lambda x: B.binary(Op.MUL, x, _const(x, math.pi / 180)),
+    np.rad2deg: lambda x: B.binary(Op.MUL, x, _const(x, 180 / math.pi)),
+    np.floor: _float_only(Op.FLOOR),
+    np.ceil: _float_only(Op.CEIL),
+    np.rint: _float_only(Op.ROUND),
+    np.trunc: _trunc,
+    np.conjugate: lambda x: x,                     # real dtypes only: the IR has no complex
+    np.isfinite: _isfinite,
+    np.isnan: _isnan,
+    np.isinf: _isinf,
+    np.logical_not: _to_bool(Op.NOT),
+    np.invert: _un(Op.NOT),
+    # binary
+    np.add: _logical_or_arith(Op.OR, Op.ADD),
+    np.subtract: _bin(Op.SUB),
+    np.multiply: _logical_or_arith(Op.AND, Op.MUL),
+    np.true_divide: _bin(Op.DIV),
+    np.floor_divide: _bin(Op.FLOOR_DIV),
+    np.remainder: _bin(Op.REM),
+    np.power: _bin(Op.POW),
+    np.float_power: _bin(Op.POW),
+    np.maximum: _bin(Op.MAX),
+    np.minimum: _bin(Op.MIN),
+    np.fmax: _fmaxmin(Op.MAX),
+    np.fmin: _fmaxmin(Op.MIN),
+    np.arctan2: _bin(Op.ATAN2),
+    np.logaddexp: _logaddexp,
+    np.hypot: _hypot,
+    np.equal: _bin(Op.EQ),
+    np.not_equal: _bin(Op.NE),
+    np.less: _bin(Op.LT),
+    np.less_equal: _bin(Op.LE),
+    np.greater: _bin(Op.GT),
+    np.greater_equal: _bin(Op.GE),
+    np.logical_and: _to_bool(Op.AND),
+    np.logical_or: _to_bool(Op.OR),
+    np.logical_xor: _to_bool(Op.XOR),
+    np.bitwise_and: _bin(Op.AND),
+    np.bitwise_or: _bin(Op.OR),
+    np.bitwise_xor: _bin(Op.XOR),
+}
+
+_IGNORED_DEFAULTS = {"casting": "same_kind", "order": "K", "subok": True}
+
+
+def _resolve(ufunc: np.ufunc, inputs, dtype) -> tuple[np.dtype, ...]:
+    types = tuple(promotion_type(x) for x in inputs)
+    options = {}
+    if dtype is not None:                # ufunc(..., dtype=d) means signature=(None, .., d)
+        options["signature"] = (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout
+    try:
+        return ufunc.resolve_dtypes(types + (None,) * ufunc.nout, **options)
+    except (TypeError, ValueError) as exc:   # _UFuncNoLoopError is a TypeError
+        names = ", ".join(str(np.dtype(t)) if not isinstance(t, type) or
+                          issubclass(t, np.generic) else f"Python {t.__name__}"
+                          for t in types)
+        raise fail(DTypeError, f"NumPy has no loop for operand dtypes ({names})",
+                   hint="Convert an operand explicitly, e.g. `x.astype(np.float32)`") from exc
+
+
+def lower_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
+    """`ufunc.method(*inputs, **kwargs)` where some input is a Tracer."""
+    from . import linalg, reductions
+    name = ufunc.__name__
+    if method == "reduce":
+        return reductions.ufunc_reduce(ufunc, *inputs, **kwargs)
+    if method == "outer" and ufunc.nin == 2 and not kwargs:
+        a, b = inputs
+        shape_a = tuple(shape_of(a)) + (1,) * len(shape_of(b))
+        return lower_ufunc(ufunc, "__call__", (np.reshape(a, shape_a), b), {})
+    if method != "__call__":
+        return unsupported(getattr(ufunc, method), inputs, kwargs, f"np.{name}.{method}")
+    kwargs = dict(kwargs)
+    if kwargs.pop("out", None) is not None:
+        raise unsupported_option(name, "out=", "assign the result instead: "
+                                 f"`y = np.{name}(...)` (a compiled function is pure)")
+    where = kwargs.pop("where", True)
+    if where is not True:
+        return unsupported(ufunc, inputs, dict(kwargs, where=where), f"np.{name}(where=...)")
+    dtype = kwargs.pop("dtype", None)
+    for key, default in _IGNORED_DEFAULTS.items():
+        if kwargs.get(key, default) == default:
+            kwargs.pop(key, None)
+    if kwargs:
+        raise unsupported_option(name, f"{next(iter(kwargs))}=", "leave it at its default")
+    if not all(is_operand(x) for x in inputs):
+        return NotImplemented
+    if ufunc is np.matmul:
+        return linalg.matmul(*inputs)
+    if ufunc is np.divmod:
+        return (lower_ufunc(np.floor_divide, method, inputs, {}),
+                lower_ufunc(np.remainder, method, inputs, {}))
+    rule = RULES.get(ufunc)
+    if rule is None:
+        return unsupported(ufunc, inputs, {} if dtype is None else {"dtype": dtype})
+    loop = _resolve(ufunc, inputs, dtype)
+    nodes, _ = operands(inputs, list(loop[:ufunc.nin]))
+    return wrap(B.convert(rule(*nodes), loop[ufunc.nin]))
+
+
+@implements(np.where)
+def where(condition, x=None, y=None):
+    if x is None and y is None:
+        return unsupported(np.where, (condition,), {}, "np.where(cond) (one argument)")
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
+    dtype = result_type(x, y)
+    (pred, on_true, on_false), _ = operands([condition, x, y], [bool, dtype, dtype])
+    return wrap(B.select(pred, on_true, on_false))
+
+
+@implements(np.clip)
+def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
+         max=np._NoValue, **kwargs):
+    if out is not None:
+        raise unsupported_option("clip", "out=", "assign the result instead: `y = np.clip(...)`")
+    low = a_min if a_min is not np._NoValue else min
+    high = a_max if a_max is not np._NoValue else max
+    low = None if low is np._NoValue else low
+    high = None if high is np._NoValue else high
+    bounds = [b for b in (low, high) if b is not None]
+    dtype = result_type(a, *bounds)
+    nodes, _ = operands([a, *bounds], dtype)
+    out_node = nodes[0]
+    if low is not None:                  # NumPy: minimum(maximum(a, low), high)
+        out_node = B.binary(Op.MAX, out_node, nodes[1])
+    if high is not None:
+        out_node = B.binary(Op.MIN, out_node, nodes[-1])
+    return wrap(out_node)
+
+
+@implements(np.round, np.around)
+def round_(a, decimals=0, out=None):
+    if out is not None:
+        raise unsupported_option("round", "out=", "assign the result instead")
+    x = to_node(a)
+    if x.dtype.kind not in "fc":
+        if decimals >= 0:
+            return wrap(x)
+        return unsupported(np.round, (a, decimals), {}, "np.round(decimals<0) on integers")
+    if decimals == 0:
+        return wrap(B.unary(Op.ROUND, x))
+    factor = _const(x, 10.0 ** decimals)
+    scaled = B.unary(Op.ROUND, B.binary(Op.MUL, x, factor))
+    return wrap(B.binary(Op.DIV, scaled, factor))

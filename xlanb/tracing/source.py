@@ -1,0 +1,83 @@
+"""Where in the user's code a traced operation happened, and which operation it was.
+
+`user_location()` walks the stack to the first frame outside xlanb, xlanb_runtime and NumPy
+and formats it as "file.py:LINE" (the path relative to the working directory when that is
+shorter than the absolute one, else the base name).  `entry(what)` marks the outermost
+traced operation: nodes built inside get its location as `loc`, and errors raised inside
+name it (`np.unique`, `operator +`) together with that location.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import sys
+
+import numpy as np
+
+import xlanb_runtime
+from xlanb_runtime.ir import builder
+
+
+def _package_dir(module_file: str) -> str:
+    return os.path.dirname(os.path.abspath(module_file)) + os.sep
+
+
+def _internal_dirs() -> tuple[str, ...]:
+    xlanb_init = os.path.join(os.path.dirname(os.path.dirname(__file__)), "__init__.py")
+    return tuple(_package_dir(f) for f in (xlanb_init, xlanb_runtime.__file__, np.__file__))
+
+
+_INTERNAL = _internal_dirs()
+_CONTEXTLIB = os.path.abspath(contextlib.__file__)
+
+
+def _is_internal(filename: str) -> bool:
+    path = os.path.abspath(filename)
+    return path.startswith(_INTERNAL) or path == _CONTEXTLIB
+
+
+def format_location(filename: str, lineno: int) -> str:
+    absolute = os.path.abspath(filename)
+    try:
+        relative = os.path.relpath(absolute)
+    except ValueError:                    # another drive on Windows
+        relative = absolute
+    if filename.startswith("<") or len(relative) >= len(absolute):
+        relative = os.path.basename(filename)
+    return f"{relative}:{lineno}"
+
+
+def user_location() -> str | None:
+    """"file.py:LINE" of the innermost frame that is the user's code (None if none is)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not _is_internal(frame.f_code.co_filename):
+            return format_location(frame.f_code.co_filename, frame.f_lineno)
+        frame = frame.f_back
+    return None
+
+
+_current_op: contextvars.ContextVar[tuple[str, str | None] | None] = contextvars.ContextVar(
+    "xlanb_current_op", default=None)
+
+
+def current_op() -> tuple[str | None, str | None]:
+    """(what, location) of the traced operation being lowered, or (None, None)."""
+    value = _current_op.get()
+    return value if value is not None else (None, None)
+
+
+@contextlib.contextmanager
+def entry(what: str):
+    """Lower one user-visible operation; nested operations keep the outer name and line."""
+    if _current_op.get() is not None:
+        yield
+        return
+    loc = user_location()
+    token = _current_op.set((what, loc))
+    try:
+        with builder.location(loc):
+            yield
+    finally:
+        _current_op.reset(token)

@@ -69,8 +69,8 @@ def measure_bandwidth(n: int = 50_000_000, repeats: int = 7) -> dict[str, float]
     import numpy as np
 
     @numba.njit(parallel=True, fastmath=True)
-    def read_sum(a):
-        total = 0.0
+    def read_sum(a):        # float32 partial sums: the fastest read loop Numba emits
+        total = np.float32(0)
         for i in numba.prange(a.size):
             total += a[i]
         return total

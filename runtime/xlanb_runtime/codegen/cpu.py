@@ -218,11 +218,15 @@ class _Codegen:
             outer = self.open_loops(sizes[:first_reduced], "j", self.parallel)
             for i, (red, (acc_dtype, init, _)) in enumerate(accs):
                 self.emit(f"a{i} = {init}")
-            # a full sum/prod parallelizes as a prange reduction over its outermost loop
-            inner = self.open_loops(sizes[first_reduced:], "k", self.parallel and not outer)
-            idx = outer + inner
-            self._accumulate(accs, idx, in_outputs, lambda i: f"a{i}")
-            self.depth -= len(inner)
+            if rank - first_reduced == 1 and any(_blocked_sum(red) for red in reds):
+                self._blocked_accumulate(accs, outer, sizes[-1], in_outputs,
+                                         self.parallel and not outer)
+            else:
+                # a full sum/prod parallelizes as a prange reduction over its outermost loop
+                inner = self.open_loops(sizes[first_reduced:], "k",
+                                        self.parallel and not outer)
+                self._accumulate(accs, outer + inner, in_outputs, lambda i: f"a{i}")
+                self.depth -= len(inner)
             out_idx = outer
         else:
             kept_sizes = [sizes[d] for d in kept]
@@ -242,13 +246,50 @@ class _Codegen:
                 templates.convert(f"a{i}", np.dtype(acc_dtype), red.dtype))
         self.write_outputs(out_outputs, out_idx, {}, reds[0].shape)
 
-    def _accumulate(self, accs, idx, in_outputs, target) -> None:
+    def _accumulate(self, accs, idx, in_outputs, target, partial=frozenset()) -> None:
+        """Combine each reduction's input at `idx` into its accumulator; reductions in
+        `partial` add into their float32 block partial `p{i}` instead."""
         cache: dict = {}
         for i, (red, (acc_dtype, _, combine)) in enumerate(accs):
             value = self.value(red.inputs[0], idx, cache)
+            if i in partial:
+                self.emit(f"p{i} = p{i} + {value}")
+                continue
             value = templates.convert(value, red.inputs[0].dtype, np.dtype(acc_dtype))
             self.emit(f"{target(i)} = {combine.format(a=target(i), v=value)}")
         self.write_outputs(in_outputs, idx, cache, accs[0][0].inputs[0].shape)
+
+    def _blocked_accumulate(self, accs, outer, size, in_outputs, parallel) -> None:
+        """Sums of float32 add blocks of SUM_BLOCK elements in float32 (which vectorizes
+        8 wide) and the block sums in float64: NumPy-level accuracy at full speed."""
+        partial = frozenset(i for i, (red, _) in enumerate(accs) if _blocked_sum(red))
+        idx_var = f"k{len(outer)}"
+        self.emit(f"nb_ = {size} // {SUM_BLOCK}")
+        loop = "numba.prange" if parallel else "range"
+        self.emit(f"for kb_ in {loop}(nb_):")
+        self.depth += 1
+        self._reset_partials(partial)
+        self.emit(f"for kk_ in range({SUM_BLOCK}):")
+        self.depth += 1
+        self.emit(f"{idx_var} = kb_ * {SUM_BLOCK} + kk_")
+        self._accumulate(accs, outer + (idx_var,), in_outputs, lambda i: f"a{i}", partial)
+        self.depth -= 1
+        self._flush_partials(partial)
+        self.depth -= 1
+        self._reset_partials(partial)
+        self.emit(f"for {idx_var} in range(nb_ * {SUM_BLOCK}, {size}):")
+        self.depth += 1
+        self._accumulate(accs, outer + (idx_var,), in_outputs, lambda i: f"a{i}", partial)
+        self.depth -= 1
+        self._flush_partials(partial)
+
+    def _reset_partials(self, partial) -> None:
+        for i in sorted(partial):
+            self.emit(f"p{i} = np.float32(0)")
+
+    def _flush_partials(self, partial) -> None:
+        for i in sorted(partial):
+            self.emit(f"a{i} = a{i} + np.float64(p{i})")
 
     def gen_dot(self) -> None:
         dot = self.k.dot
@@ -274,9 +315,9 @@ class _Codegen:
         else:
             self.dot_acc = ("scratch", dot.shape, dot.dtype)
         nb = self._arg("size", "nb", value=batch)
+        rhs_text = f"rhs[b]{'.T' if rhs_t else ''}"
         self.emit(f"for b in range({nb}):")
-        self.emit(f"    np.dot(lhs[b]{'.T' if lhs_t else ''}, rhs[b]{'.T' if rhs_t else ''}, "
-                  "acc3[b])")
+        self.emit(f"    np.dot(lhs[b]{'.T' if lhs_t else ''}, {rhs_text}, acc3[b])")
         if epilogue:
             self.args.append(KernelArg("accnd", "accnd", dot))
             self.dot_acc_name = "accnd"
@@ -341,6 +382,13 @@ def _operand_view(batch: list[int], first: list[int], second: list[int], b: int,
     if swapped == list(range(rank)):
         return (None, (b, y, x)), True
     return (tuple(natural), (b, x, y)), False
+
+
+SUM_BLOCK = 256
+
+
+def _blocked_sum(red: Node) -> bool:
+    return red.arg[0] == "sum" and red.inputs[0].dtype == np.float32
 
 
 def _accumulator(red: Node) -> tuple[str, str, str]:

@@ -30,11 +30,13 @@ def _internal_dirs() -> tuple[str, ...]:
 
 _INTERNAL = _internal_dirs()
 _CONTEXTLIB = os.path.abspath(contextlib.__file__)
+# Modules of the package that hold example user code (their lines are the user's lines).
+_EXAMPLES = frozenset(os.path.join(_INTERNAL[0], name) for name in ("demo.py",))
 
 
 def _is_internal(filename: str) -> bool:
     path = os.path.abspath(filename)
-    return path.startswith(_INTERNAL) or path == _CONTEXTLIB
+    return (path.startswith(_INTERNAL) or path == _CONTEXTLIB) and path not in _EXAMPLES
 
 
 def format_location(filename: str, lineno: int) -> str:

@@ -48,8 +48,6 @@ def kernel_signature(gen) -> tuple:
             types.append(numba.types.int64)
         elif arg.kind == "const":
             types.append(_numba_type(arg.node.dtype, None))
-        elif arg.kind in ("dot_lhs", "dot_rhs", "acc3"):
-            types.append(_numba_type(arg.node.dtype, 3))
         else:
             types.append(_numba_type(arg.node.dtype, arg.node.ndim))
     return tuple(types)
@@ -92,7 +90,7 @@ def compile(graph: Graph, target: str = "cpu", options: CompileOptions | None = 
     for kernel in plan.kernels:
         gen = generated.get(kernel.name)
         compile_seconds = 0.0
-        if gen is not None:
+        if gen is not None and gen.has_function:
             phase_start = time.perf_counter()
             dispatchers[kernel.name], compile_seconds = compile_kernel(gen)
             report.add(f"numba {kernel.name}", "compile", phase_start, compile_seconds)

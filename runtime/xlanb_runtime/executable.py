@@ -137,9 +137,25 @@ class DriverBuilder:
         gen = self.generated[kernel.name]
         for out in kernel.outputs:
             self.allocate(out)
-        call_args = [self.call_arg(arg, gen) for arg in gen.args]
-        fn = self.bind(self.dispatchers[kernel.name], "k")
-        self.lines.append(f"{fn}({', '.join(call_args)})   # {kernel.name}")
+        if gen.matmul is not None:
+            lhs, rhs, shape3 = gen.matmul
+            self.lines.append(f"np.matmul({self.matmul_operand(*lhs)}, "
+                              f"{self.matmul_operand(*rhs)}, "
+                              f"out={self.dot_accumulator(gen)}.reshape({shape3!r}))")
+        if gen.has_function:
+            call_args = [self.call_arg(arg, gen) for arg in gen.args]
+            fn = self.bind(self.dispatchers[kernel.name], "k")
+            self.lines.append(f"{fn}({', '.join(call_args)})   # {kernel.name}")
+
+    def matmul_operand(self, node: Node, view, transposed: bool) -> str:
+        """A dot operand as a (batch, rows, cols) view for np.matmul (copies only when the
+        contraction's dimensions are interleaved in memory)."""
+        perm, shape3 = view
+        src = self.var(node)
+        if perm is not None:
+            src = f"{src}.transpose({perm!r})"
+        src = f"{src}.reshape({shape3!r})"
+        return f"{src}.transpose(0, 2, 1)" if transposed else src
 
     def call_arg(self, arg, gen: GeneratedKernel) -> str:
         if arg.kind in ("in", "out"):
@@ -148,14 +164,7 @@ class DriverBuilder:
             return str(arg.value)
         if arg.kind == "const":
             return self.bind(arg.node.dtype.type(arg.node.arg[()]), "c")
-        if arg.kind in ("dot_lhs", "dot_rhs"):
-            perm, shape3 = arg.value
-            src = self.var(arg.node)
-            if perm is not None:
-                src = f"np.ascontiguousarray({src}.transpose({perm!r}))"
-            return f"{src}.reshape({shape3!r})"
-        acc = self.dot_accumulator(gen)
-        return f"{acc}.reshape({arg.value!r})" if arg.kind == "acc3" else acc
+        return self.dot_accumulator(gen)          # accnd
 
     def dot_accumulator(self, gen: GeneratedKernel) -> str:
         where = gen.dot_acc

@@ -35,10 +35,10 @@ BASE_FASTMATH = ("nsz", "arcp", "contract", "afn")
 
 @dataclass
 class KernelArg:
-    kind: str            # in | out | size | const | dot_lhs | dot_rhs | acc3 | accnd
+    kind: str            # in | out | size | const | accnd (a dot kernel's accumulator)
     name: str
     node: Node | None = None
-    value: object = None  # sizes: the int; dot operands: (transpose perm or None, 3-D shape)
+    value: object = None  # sizes: the int
 
 
 @dataclass
@@ -48,6 +48,13 @@ class GeneratedKernel:
     source: str
     args: list[KernelArg] = field(default_factory=list)
     dot_acc: tuple | None = None   # ("output", node) or ("scratch", shape, dtype)
+    # dot kernels: ((lhs, view, transposed), (rhs, view, transposed), (batch, m, n))
+    matmul: tuple | None = None
+
+    @property
+    def has_function(self) -> bool:
+        """False for a bare contraction: NumPy's matmul is the whole kernel."""
+        return bool(self.args) or self.kernel.kind != "dot"
 
     @property
     def name(self) -> str:
@@ -79,6 +86,7 @@ class _Codegen:
         self.reduce_vars: dict[int, str] = {}
         self.dot_acc_name: str | None = None
         self.dot_acc: tuple | None = None
+        self.matmul: tuple | None = None
 
     # -- arguments ---------------------------------------------------------------------
     def _arg(self, kind: str, prefix: str, node=None, value=None) -> str:
@@ -190,11 +198,11 @@ class _Codegen:
         body()
         for i, out in enumerate(k.outputs):
             self.args.append(KernelArg("out", f"out{i}", out))
-        order = {"dot_lhs": 0, "dot_rhs": 1, "acc3": 2, "accnd": 3, "in": 4, "out": 5,
-                 "size": 6, "const": 7}
+        order = {"accnd": 0, "in": 1, "out": 2, "size": 3, "const": 4}
         self.args.sort(key=lambda a: order[a.kind])
         function = re.sub(r"\W", "_", k.name)
-        return GeneratedKernel(k, function, self.render(function), self.args, self.dot_acc)
+        return GeneratedKernel(k, function, self.render(function), self.args, self.dot_acc,
+                               self.matmul)
 
     def gen_loop(self) -> None:
         sizes = self.size_names(self.k.root.shape)
@@ -292,6 +300,8 @@ class _Codegen:
             self.emit(f"a{i} = a{i} + np.float64(p{i})")
 
     def gen_dot(self) -> None:
+        """The contraction runs as NumPy's matmul (its BLAS) into the accumulator; the
+        generated function is the epilogue, applied in place when the result allows."""
         dot = self.k.dot
         lb, rb, lc, rc = dot.arg
         lhs, rhs = dot.inputs
@@ -301,11 +311,10 @@ class _Codegen:
         m = int(np.prod([lhs.shape[d] for d in lfree], dtype=np.int64))
         n = int(np.prod([rhs.shape[d] for d in rfree], dtype=np.int64))
         kk = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
-        lhs_view, lhs_t = _operand_view(list(lb), lfree, list(lc), batch, m, kk)
-        rhs_view, rhs_t = _operand_view(list(rb), list(rc), rfree, batch, kk, n)
-        self.args.append(KernelArg("dot_lhs", "lhs", lhs, lhs_view))
-        self.args.append(KernelArg("dot_rhs", "rhs", rhs, rhs_view))
-        self.args.append(KernelArg("acc3", "acc3", dot, (batch, m, n)))
+        self.matmul = (
+            (lhs, *_operand_view(list(lb), lfree, list(lc), batch, m, kk)),
+            (rhs, *_operand_view(list(rb), list(rc), rfree, batch, kk, n)),
+            (batch, m, n))
         epilogue = [o for o in self.k.outputs if o is not dot]
         if dot in self.k.outputs:
             self.dot_acc = ("output", dot)
@@ -314,10 +323,6 @@ class _Codegen:
             self.dot_acc = ("output", self.k.root)     # epilogue runs in place
         else:
             self.dot_acc = ("scratch", dot.shape, dot.dtype)
-        nb = self._arg("size", "nb", value=batch)
-        rhs_text = f"rhs[b]{'.T' if rhs_t else ''}"
-        self.emit(f"for b in range({nb}):")
-        self.emit(f"    np.dot(lhs[b]{'.T' if lhs_t else ''}, {rhs_text}, acc3[b])")
         if epilogue:
             self.args.append(KernelArg("accnd", "accnd", dot))
             self.dot_acc_name = "accnd"

@@ -12,10 +12,10 @@ Kinds of kernel:
   reduce  one or more reductions with the same input space and axes; their elementwise
           producers are computed inside the reduction loop (input fusion) and elementwise
           consumers on the reduced shape run as an epilogue before the store.
-  dot     a contraction with its elementwise epilogue (bias, activation) applied while the
-          output tile is hot.
+  dot     a contraction (NumPy's matmul, i.e. its BLAS) followed by its elementwise
+          epilogue (bias, activation) in one generated loop, in place when possible.
   library ops the code generator does not emit (gather, scatter-add, concatenate, pad,
-          arg-reduce, reshape views, integer dots, all-reduce): one NumPy call each.
+          arg-reduce, reshape views, all-reduce): one NumPy call each.
 
 The algorithm walks nodes consumers-first.  A node that some kernel must read from memory
 (or that the program returns) becomes the root of a new kernel, which then grows through
@@ -138,7 +138,7 @@ def kernel_kind(node: Node) -> str:
     if node.op is Op.REDUCE:
         return "reduce"
     if node.op is Op.DOT:
-        return "dot" if node.dtype.kind == "f" else "library"
+        return "dot"
     if node.op in LOOP_FUSIBLE:
         return "loop"
     return "library"
@@ -276,8 +276,6 @@ class _Planner:
             if not direct:
                 return Decision.no(f"not fused: {what} is read through a broadcast or "
                                    "transpose, so its consumers need it in memory")
-            if node.op is Op.DOT and node.dtype.kind != "f":
-                return Decision.no(f"not fused: integer {what} runs as a library call")
         elif not is_loop_fusible(node):
             return Decision.no("")
         outside = [u for u in self.users[id(node)] if not kernel.contains(u)]

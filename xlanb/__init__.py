@@ -6,6 +6,8 @@
 """
 from .api import (CacheInfo, Compiled, JitFunction, Lowered, RecompilationWarning,
                   disable_jit, jit)
+from .autodiff import grad, value_and_grad
+from . import random
 from .errors import (CompileError, ConcretizationError, DataDependentShapeError,
                      ShapeMismatchError, UnsupportedNumPyFunctionError)
 
@@ -13,4 +15,5 @@ __version__ = "0.1.0"
 
 __all__ = ["CacheInfo", "Compiled", "CompileError", "ConcretizationError",
            "DataDependentShapeError", "JitFunction", "Lowered", "RecompilationWarning",
-           "ShapeMismatchError", "UnsupportedNumPyFunctionError", "disable_jit", "jit"]
+           "ShapeMismatchError", "UnsupportedNumPyFunctionError", "disable_jit", "grad", "jit",
+           "random", "value_and_grad"]

@@ -149,7 +149,7 @@ class JitFunction:
     # -- calling -----------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if _jit_disabled.get():
-            return self._interpret(args, kwargs)
+            return self.run_interpreted(args, kwargs)
         if self._autocluster is not None:
             return self._autocluster(args, kwargs)
         if self._simple and not kwargs:
@@ -186,7 +186,8 @@ class JitFunction:
             traced = trace(self.fn, args, kwargs, self.static_argnums)
         return Lowered(self, traced, self.options, report)
 
-    def _interpret(self, args, kwargs):
+    def run_interpreted(self, args, kwargs):
+        """Trace (once per signature) and run op by op in the reference interpreter."""
         leaves, in_tree, static = flatten_args(args, kwargs, self.static_argnums)
         key = self._key(leaves, in_tree, static, args, kwargs)
         traced = self._interpreted.get(key)

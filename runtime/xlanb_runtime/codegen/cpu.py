@@ -28,7 +28,7 @@ import numpy as np
 
 from ..ir import Node, Op
 from ..passes.fusion import Kernel
-from . import templates
+from . import rng, templates
 
 BASE_FASTMATH = ("nsz", "arcp", "contract", "afn")
 
@@ -70,6 +70,7 @@ def _vecmath_digest() -> str:
 
 
 _VECMATH_DIGEST = _vecmath_digest()
+_RNG_DIGEST = hashlib.sha256(inspect.getsource(rng).encode()).hexdigest()[:12]
 _VECMATH_NAMES = {name for pair in templates.VECMATH.values() for name in pair}
 
 
@@ -87,6 +88,7 @@ class _Codegen:
         self.dot_acc_name: str | None = None
         self.dot_acc: tuple | None = None
         self.matmul: tuple | None = None
+        self.strides: dict[int, list[str]] = {}     # rng-bits node -> its dims' size args
 
     # -- arguments ---------------------------------------------------------------------
     def _arg(self, kind: str, prefix: str, node=None, value=None) -> str:
@@ -146,6 +148,9 @@ class _Codegen:
         elif node.op is Op.IOTA:
             result = self._assign(templates.convert(idx[node.arg], np.dtype(np.int64),
                                                     node.dtype))
+        elif node.op is Op.RNG_BITS:
+            key = self.value(node.inputs[0], (), cache)
+            result = self._assign(f"splitmix64({key}, {self.flat_index(node, idx)})")
         elif node.op is Op.BROADCAST:
             operand = node.inputs[0]
             mapped = tuple("0" if operand.shape[i] == 1 else idx[d]
@@ -163,6 +168,13 @@ class _Codegen:
             outer = iter(i for i, n in zip(idx, node.shape) if n != 1)
             mapped = tuple("0" if n == 1 else next(outer) for n in node.inputs[0].shape)
             return self.value(node.inputs[0], mapped, cache)
+        elif node.op is Op.GATHER:           # np.take: indices clamped into range
+            operand, indices = node.inputs
+            axis, rank = node.arg, indices.ndim
+            position = self.value(indices, idx[axis:axis + rank], cache)
+            clamped = self._assign(f"min(max({position}, 0), {operand.shape[axis] - 1})")
+            mapped = idx[:axis] + (clamped,) + idx[axis + rank:]
+            return self.value(operand, mapped, cache)
         elif node.op is Op.REVERSE:
             mapped = tuple(f"({n - 1} - {i})" if d in node.arg else i
                            for d, (i, n) in enumerate(zip(idx, node.shape)))
@@ -174,6 +186,16 @@ class _Codegen:
                                                        operand_dtype))
         cache[key] = result
         return result
+
+    def flat_index(self, node: Node, idx: tuple[str, ...]) -> str:
+        """C-order flat index of `idx` in `node`'s shape, Horner style over size arguments
+        (the source stays size-free): ((i0 * r1) + i1) * r2 + i2."""
+        if id(node) not in self.strides:
+            self.strides[id(node)] = self.size_names(node.shape[1:], "r")
+        text = idx[0] if idx else "0"
+        for i, size in zip(idx[1:], self.strides[id(node)]):
+            text = f"(({text} * {size}) + {i})"
+        return text
 
     def _load(self, buffer: str, idx) -> str:
         return self._assign(self.at(buffer, idx))
@@ -349,6 +371,8 @@ class _Codegen:
         ]
         if used:
             header.append(f"from xlanb_runtime.codegen.vecmath import {', '.join(used)}")
+        if re.search(r"\bsplitmix64\(", body):
+            header.append(f"from xlanb_runtime.codegen.rng import splitmix64  # {_RNG_DIGEST}")
         header.append(templates.module_constants())
         params = ", ".join(a.name for a in self.args)
         flags = ", ".join(f'"{f}"' for f in sorted(fastmath))

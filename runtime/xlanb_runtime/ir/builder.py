@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .graph import Node
+from .graph import Node, type_str
 from .ops import (ARGREDUCE_KINDS, BINARY, COMPARE, Op, REDUCE_KINDS, UNARY)
 
 
@@ -258,3 +258,14 @@ def scatter_add(x: Node, indices: Node, updates: Node, axis: int) -> Node:
 def all_reduce(x: Node, kind: str) -> Node:
     _check(kind in ("sum", "mean", "max", "min"), Op.ALL_REDUCE, f"unknown kind {kind!r}")
     return _node(Op.ALL_REDUCE, (x,), x.shape, x.dtype, kind)
+
+
+# -- random --------------------------------------------------------------------------------
+
+def rng_bits(key: Node, shape: Sequence[int]) -> Node:
+    """u64[shape] whose element at C-order flat index i is splitmix64(key, i)."""
+    shape = tuple(int(d) for d in shape)
+    _check(key.shape == () and key.dtype == np.uint64, Op.RNG_BITS,
+           f"the key must be a u64[] scalar, got {type_str(key.dtype, key.shape)}")
+    _check(all(d >= 0 for d in shape), Op.RNG_BITS, f"negative dimension in {shape}")
+    return _node(Op.RNG_BITS, (key,), shape, np.uint64)

@@ -90,6 +90,29 @@ def _scatter_add(x, idx, updates, axis):
     return out
 
 
+# splitmix64 (Steele, Lea, Flood 2014), the counter-based hash behind `rng-bits`; the
+# generated kernels' `codegen/rng.py` uses these same constants.
+SPLITMIX_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+SPLITMIX_MUL1 = np.uint64(0xBF58476D1CE4E5B9)
+SPLITMIX_MUL2 = np.uint64(0x94D049BB133111EB)
+
+
+def rng_bits(key, shape) -> np.ndarray:
+    """splitmix64(key, i) for every C-order flat index i of `shape`, in uint64 wraparound:
+    z = key + (i+1)*GAMMA; z = (z ^ z>>30)*MUL1; z = (z ^ z>>27)*MUL2; z ^ z>>31."""
+    key = np.asarray(key, dtype=np.uint64).reshape(())
+    size = int(np.prod(shape, dtype=np.int64))
+    z = np.arange(1, size + 1, dtype=np.uint64)
+    z *= SPLITMIX_GAMMA                     # uint64 array arithmetic wraps silently
+    z += key
+    z ^= z >> np.uint64(30)
+    z *= SPLITMIX_MUL1
+    z ^= z >> np.uint64(27)
+    z *= SPLITMIX_MUL2
+    z ^= z >> np.uint64(31)
+    return z.reshape(shape)
+
+
 def _sign(x):
     return np.sign(x)
 
@@ -154,6 +177,7 @@ EVAL: dict[Op, Callable] = {
     Op.GATHER: lambda n, x, i: np.take(x, i, axis=n.arg),
     Op.SCATTER_ADD: lambda n, x, i, u: _scatter_add(x, i, u, n.arg),
     Op.ALL_REDUCE: lambda n, x: x,      # one replica; collectives substitute a communicator
+    Op.RNG_BITS: lambda n, key: rng_bits(key, n.shape),
 }
 
 

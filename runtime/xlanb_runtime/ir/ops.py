@@ -4,6 +4,10 @@ An op is small and orthogonal, like HLO: NumPy functions lower to compositions o
 Each member's value is its printed (HLO-like) name.  Adding an op means: a member here, a
 shape rule in `builder.py`, an interpreter entry in `interpret.py`; `tests/runtime/test_ops.py`
 walks the enum and fails on any gap.
+
+Randomness is one op, `rng-bits`: element i (C-order flat index) of its u64 result is a
+counter-based hash of (key, i), so random values are computed per element inside fused
+kernels and are the same eagerly, interpreted and compiled (see `interpret.rng_bits`).
 """
 from __future__ import annotations
 
@@ -77,6 +81,8 @@ class Op(enum.Enum):
     SCATTER_ADD = "scatter-add"  # scatter-add(x, idx, updates) arg: axis
     # -- collectives ------------------------------------------------------------------------
     ALL_REDUCE = "all-reduce"    # arg: reduce kind; identity on one replica
+    # -- random -----------------------------------------------------------------------------
+    RNG_BITS = "rng-bits"        # rng-bits(key: u64[]) : u64[shape], splitmix64(key, flat i)
 
     def __repr__(self) -> str:
         return f"Op.{self.name}"

@@ -44,6 +44,7 @@ def _rederive(node: Node) -> Node:
         Op.GATHER: lambda: B.gather(ins[0], ins[1], arg),
         Op.SCATTER_ADD: lambda: B.scatter_add(ins[0], ins[1], ins[2], arg),
         Op.ALL_REDUCE: lambda: B.all_reduce(ins[0], arg),
+        Op.RNG_BITS: lambda: B.rng_bits(ins[0], node.shape),
     }
     return rules[op]()
 

@@ -7,14 +7,15 @@
 
 Kinds of kernel:
   loop    elementwise chains over one iteration space; broadcast / transpose / slice /
-          reverse are index arithmetic inside the loop (loop fusion).  Siblings whose values
+          reverse / unit-dim reshape are index arithmetic inside the loop, and a gather is
+          a load at an index read from its indices (loop fusion).  Siblings whose values
           leave the kernel are extra outputs (multi-output fusion).
   reduce  one or more reductions with the same input space and axes; their elementwise
           producers are computed inside the reduction loop (input fusion) and elementwise
           consumers on the reduced shape run as an epilogue before the store.
   dot     a contraction (NumPy's matmul, i.e. its BLAS) followed by its elementwise
           epilogue (bias, activation) in one generated loop, in place when possible.
-  library ops the code generator does not emit (gather, scatter-add, concatenate, pad,
+  library ops the code generator does not emit (scatter-add, concatenate, pad,
           arg-reduce, reshape views, all-reduce): one NumPy call each.
 
 The algorithm walks nodes consumers-first.  A node that some kernel must read from memory
@@ -36,7 +37,8 @@ from ..ir import Graph, Node, Op
 from ..ir.ops import ELEMENTWISE, EXPENSIVE, INDEX_MAPPING
 from . import cost_model
 
-LOOP_FUSIBLE = ELEMENTWISE | INDEX_MAPPING | {Op.IOTA}
+# rng-bits is computed per index; gather loads its operand at an index read from `indices`.
+LOOP_FUSIBLE = ELEMENTWISE | INDEX_MAPPING | {Op.IOTA, Op.RNG_BITS, Op.GATHER}
 
 
 @dataclass(frozen=True)
@@ -256,6 +258,25 @@ class _Planner:
         region = regions.pop()
         return region, direct and squeezed(node.shape) == squeezed(kernel.space(region))
 
+    def _consumers_escape(self, kernel: Kernel, node: Node) -> bool:
+        """Whether a value computed from `node` inside `kernel` is also needed outside it
+        (a cheap consumer duplicated elsewhere would drag the expensive node along)."""
+        written = {id(kernel.root)} | {id(n) for n in kernel.extra_outputs}
+        stack, seen = [node], {id(node)}
+        while stack:
+            current = stack.pop()
+            checked = current is not node and id(current) not in written
+            if checked and id(current) in self.is_output:
+                return True
+            for user in self.users[id(current)]:
+                if not kernel.contains(user):
+                    if checked:
+                        return True
+                elif id(user) not in seen:
+                    seen.add(id(user))
+                    stack.append(user)
+        return False
+
     def _can_fuse(self, kernel: Kernel, node: Node, placement) -> Decision:
         what = f"{node.op.value} ({_where(node)})"
         if not self.enable:
@@ -276,6 +297,10 @@ class _Planner:
             if not direct:
                 return Decision.no(f"not fused: {what} is read through a broadcast or "
                                    "transpose, so its consumers need it in memory")
+            if self._consumers_escape(kernel, node):
+                return Decision.no(f"not fused: consumers of {what} are also computed in "
+                                   "other kernels, so it is written once instead of "
+                                   "recomputed there")
         elif not is_loop_fusible(node):
             return Decision.no("")
         outside = [u for u in self.users[id(node)] if not kernel.contains(u)]
@@ -288,12 +313,15 @@ class _Planner:
                                "element (it is broadcast)")
         if n_outside == 0:
             return Decision.yes(f"fused {what}: saves {2 * node.nbytes} bytes")
-        if node.op not in EXPENSIVE and is_loop_fusible(node):
-            return Decision.yes("")          # cheap: recomputed where it is used, as XLA does
         root_index = self.index[id(kernel.root)]
         later = all(self.index[id(u)] > root_index for u in outside)
-        if direct and later:
+        materialized = id(node) in self.is_output or any(
+            u.op is Op.DOT or kernel_kind(u) == "library" for u in outside)
+        if direct and later and (materialized or node.op in EXPENSIVE
+                                 or not is_loop_fusible(node)):
             return Decision.yes(f"fused {what} as an extra output ({n_outside} users outside)")
+        if node.op not in EXPENSIVE and is_loop_fusible(node):
+            return Decision.yes("")          # cheap: recomputed where it is used, as XLA does
         return Decision.no(f"not fused: {what} has {n_outside} users outside this kernel; "
                            f"fusing would compute it twice")
 

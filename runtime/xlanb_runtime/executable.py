@@ -67,6 +67,14 @@ class DriverBuilder:
         self.names: dict[int, str] = {}
         self.globals: dict[str, object] = {"np": np}
         self.lines: list[str] = []
+        self.buffer_count = 0
+
+    def new_buffer_name(self, node: Node) -> str:
+        if id(node) in self.names:
+            raise AssertionError(f"{node!r} is written by two kernels")
+        self.buffer_count += 1
+        self.names[id(node)] = f"b{self.buffer_count}"
+        return self.names[id(node)]
 
     def bind(self, value, prefix: str) -> str:
         name = f"_{prefix}{len(self.globals)}"
@@ -87,8 +95,7 @@ class DriverBuilder:
 
     def allocate(self, node: Node) -> None:
         storage = self.buffers.storage[id(node)]
-        name = f"b{len(self.names)}"
-        self.names[id(node)] = name
+        name = self.new_buffer_name(node)
         if storage.kind == "pooled":
             self.lines.append(f"{name} = s[{storage.block}].view(np.{node.dtype.name})"
                               f"[:{node.size}].reshape({node.shape!r})")
@@ -125,9 +132,9 @@ class DriverBuilder:
         if kernel.kind == "library":
             node = kernel.root
             if node.op is Op.RESHAPE:
-                self.names[id(node)] = f"b{len(self.names)}"
-                self.lines.append(f"{self.names[id(node)]} = "
-                                  f"{self.var(node.inputs[0])}.reshape({node.shape!r})")
+                source = self.var(node.inputs[0])
+                self.lines.append(f"{self.new_buffer_name(node)} = "
+                                  f"{source}.reshape({node.shape!r})")
                 return
             self.allocate(node)
             fn = self.bind(library_call(node), "lib")

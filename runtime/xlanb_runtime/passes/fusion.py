@@ -258,6 +258,24 @@ class _Planner:
         region = regions.pop()
         return region, direct and squeezed(node.shape) == squeezed(kernel.space(region))
 
+    def _read_before_root(self, kernel: Kernel, node: Node) -> bool:
+        """Whether `node`, or a value computed from it inside `kernel`, is read by a node
+        that comes before the kernel's root.  Writing `node` as an extra output is only
+        safe when not: such a reader's kernel could be one this kernel depends on (a
+        cycle)."""
+        root_index = self.index[id(kernel.root)]
+        stack, seen = [node], {id(node)}
+        while stack:
+            current = stack.pop()
+            for user in self.users[id(current)]:
+                if not kernel.contains(user):
+                    if self.index[id(user)] < root_index:
+                        return True
+                elif id(user) not in seen and user is not kernel.root:
+                    seen.add(id(user))
+                    stack.append(user)
+        return False
+
     def _consumers_escape(self, kernel: Kernel, node: Node) -> bool:
         """Whether a value computed from `node` inside `kernel` is also needed outside it
         (a cheap consumer duplicated elsewhere would drag the expensive node along)."""
@@ -283,6 +301,8 @@ class _Planner:
             return Decision.no("")
         if placement is None:
             return Decision.no(f"not fused: {what} feeds both the reduction and its epilogue")
+        if id(node) in self.producer:       # another kernel already writes it: read that
+            return Decision.no("")
         region, direct = placement
         if node.op is Op.REDUCE and kernel.kind == "reduce" and region == "out":
             first = kernel.reductions[0]
@@ -313,8 +333,7 @@ class _Planner:
                                "element (it is broadcast)")
         if n_outside == 0:
             return Decision.yes(f"fused {what}: saves {2 * node.nbytes} bytes")
-        root_index = self.index[id(kernel.root)]
-        later = all(self.index[id(u)] > root_index for u in outside)
+        later = not self._read_before_root(kernel, node)
         materialized = id(node) in self.is_output or any(
             u.op is Op.DOT or kernel_kind(u) == "library" for u in outside)
         if direct and later and (materialized or node.op in EXPENSIVE

@@ -1,0 +1,131 @@
+"""xlanb.grad / value_and_grad on plain NumPy code: finite differences, jit vs interpreter,
+pytrees, argnums, has_aux and the errors JAX users expect."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlanb
+
+RNG = np.random.default_rng(3)
+
+
+def softmax_cross_entropy(params, x, labels):
+    logits = x @ params["w"] + params["b"]
+    logits = logits - logits.max(axis=1, keepdims=True)
+    logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    return -logp[np.arange(x.shape[0]), labels].mean()
+
+
+def layer_norm_gelu_loss(params, x):
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    y = (x - mean) / np.sqrt(var + 1e-5) * params["g"] + params["b"]
+    y = 0.5 * y * (1 + np.tanh(0.79788456 * (y + 0.044715 * y ** 3)))
+    return (y * y).sum()
+
+
+def attention_loss(params, x):
+    q, k, v = x @ params["q"], x @ params["k"], x @ params["v"]
+    scores = np.einsum("bqd,bkd->bqk", q, k) / np.sqrt(q.shape[-1])
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    return np.tanh(weights @ v).sum()
+
+
+CASES = [
+    ("softmax_ce", softmax_cross_entropy,
+     lambda: ({"w": RNG.standard_normal((5, 3)), "b": RNG.standard_normal(3)},
+              RNG.standard_normal((4, 5)), np.array([0, 2, 1, 2]))),
+    ("layer_norm_gelu", layer_norm_gelu_loss,
+     lambda: ({"g": 1 + 0.1 * RNG.standard_normal(6), "b": 0.1 * RNG.standard_normal(6)},
+              RNG.standard_normal((3, 6)))),
+    ("attention", attention_loss,
+     lambda: ({n: 0.5 * RNG.standard_normal((4, 4)) for n in "qkv"},
+              RNG.standard_normal((2, 3, 4)))),
+]
+
+
+def numeric_grad(fn, params, rest, eps=1e-6):
+    grads = {}
+    for name, value in params.items():
+        grad = np.zeros_like(value)
+        for index in np.ndindex(value.shape):
+            plus = {k: v.copy() for k, v in params.items()}
+            minus = {k: v.copy() for k, v in params.items()}
+            plus[name][index] += eps
+            minus[name][index] -= eps
+            grad[index] = (fn(plus, *rest) - fn(minus, *rest)) / (2 * eps)
+        grads[name] = grad
+    return grads
+
+
+@pytest.mark.parametrize("name,fn,make", CASES, ids=[c[0] for c in CASES])
+def test_gradients_match_finite_differences_and_jit_matches_interpreter(name, fn, make):
+    params, *rest = make()
+    loss, grads = xlanb.value_and_grad(fn)(params, *rest)          # eager: interpreter
+    np.testing.assert_allclose(loss, fn(params, *rest), rtol=1e-12)
+    numeric = numeric_grad(fn, params, rest)
+    for key in params:
+        np.testing.assert_allclose(grads[key], numeric[key], rtol=1e-5, atol=1e-7)
+    jitted_loss, jitted_grads = xlanb.jit(xlanb.value_and_grad(fn))(params, *rest)
+    np.testing.assert_allclose(jitted_loss, loss, rtol=1e-12)
+    for key in params:
+        np.testing.assert_allclose(jitted_grads[key], grads[key], rtol=1e-9, atol=1e-12)
+
+
+def test_argnums_tuple_and_has_aux():
+    def f(x, y, scale):
+        z = (x * y).sum() * scale
+        return z, {"z": z, "double": 2 * x}
+    x, y = RNG.standard_normal(3), RNG.standard_normal(3)
+    (value, aux), (gx, gy) = xlanb.jit(xlanb.value_and_grad(f, argnums=(0, 1),
+                                                             has_aux=True))(x, y, 2.0)
+    np.testing.assert_allclose(gx, 2 * y)
+    np.testing.assert_allclose(gy, 2 * x)
+    np.testing.assert_allclose(aux["double"], 2 * x)
+    np.testing.assert_allclose(value, aux["z"])
+
+
+def test_grad_returns_only_gradients_and_float32_stays_float32():
+    x = RNG.standard_normal(4).astype(np.float32)
+    g = xlanb.jit(xlanb.grad(lambda x: (x ** 3).sum()))(x)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, 3 * x ** 2, rtol=1e-5)
+
+
+def test_same_array_twice_differentiates_only_the_chosen_argument():
+    x = RNG.standard_normal(3)
+    g = xlanb.grad(lambda a, b: (a * b).sum())(x, x)
+    np.testing.assert_allclose(g, x)
+
+
+def test_integer_input_is_a_clear_error():
+    with pytest.raises(TypeError, match="floating-point"):
+        xlanb.grad(lambda n: (n * 2).sum())(np.arange(3))
+
+
+def test_non_scalar_loss_is_a_clear_error():
+    with pytest.raises(TypeError, match="float scalar"):
+        xlanb.jit(xlanb.grad(lambda x: x * 2))(np.ones(3))
+
+
+def test_training_step_forward_and_backward_fuse_into_one_program():
+    params = {"w": RNG.standard_normal((8, 4)).astype(np.float32) * 0.1,
+              "b": np.zeros(4, np.float32)}
+    x = RNG.standard_normal((16, 8)).astype(np.float32)
+    labels = RNG.integers(0, 4, 16)
+
+    @xlanb.jit
+    def step(params, x, labels):
+        loss, grads = xlanb.value_and_grad(softmax_cross_entropy)(params, x, labels)
+        return {k: params[k] - 0.5 * grads[k] for k in params}, loss
+
+    new, loss = step(params, x, labels)
+    with xlanb.disable_jit():
+        ref_new, ref_loss = step(params, x, labels)
+    np.testing.assert_allclose(loss, ref_loss, rtol=1e-5)
+    for key in params:
+        np.testing.assert_allclose(new[key], ref_new[key], rtol=1e-5, atol=1e-6)
+    kernels = step.lower(params, x, labels).compile().kernels
+    assert sum(k.kind == "dot" for k in kernels) == 2     # forward x@w and backward x.T@g

@@ -146,23 +146,27 @@ class DriverBuilder:
             self.allocate(out)
         if gen.matmul is not None:
             lhs, rhs, shape3 = gen.matmul
-            self.lines.append(f"np.matmul({self.matmul_operand(*lhs)}, "
-                              f"{self.matmul_operand(*rhs)}, "
-                              f"out={self.dot_accumulator(gen)}.reshape({shape3!r}))")
+            flat = shape3[0] == 1                   # 2-D matmul: NumPy's fastest BLAS path
+            out_shape = shape3[1:] if flat else shape3
+            self.lines.append(f"np.matmul({self.matmul_operand(*lhs, flat)}, "
+                              f"{self.matmul_operand(*rhs, flat)}, "
+                              f"out={self.dot_accumulator(gen)}.reshape({out_shape!r}))")
         if gen.has_function:
             call_args = [self.call_arg(arg, gen) for arg in gen.args]
             fn = self.bind(self.dispatchers[kernel.name], "k")
             self.lines.append(f"{fn}({', '.join(call_args)})   # {kernel.name}")
 
-    def matmul_operand(self, node: Node, view, transposed: bool) -> str:
-        """A dot operand as a (batch, rows, cols) view for np.matmul (copies only when the
-        contraction's dimensions are interleaved in memory)."""
+    def matmul_operand(self, node: Node, view, transposed: bool, flat: bool) -> str:
+        """A dot operand as a (batch, rows, cols) view for np.matmul, or (rows, cols) when
+        `flat` (copies only when the contraction's dimensions are interleaved in memory)."""
         perm, shape3 = view
         src = self.var(node)
         if perm is not None:
             src = f"{src}.transpose({perm!r})"
-        src = f"{src}.reshape({shape3!r})"
-        return f"{src}.transpose(0, 2, 1)" if transposed else src
+        src = f"{src}.reshape({(shape3[1:] if flat else shape3)!r})"
+        if transposed:
+            src += ".T" if flat else ".transpose(0, 2, 1)"
+        return src
 
     def call_arg(self, arg, gen: GeneratedKernel) -> str:
         if arg.kind in ("in", "out"):

@@ -104,6 +104,20 @@ module m
   %3 = compare-gt(%2, %2) : pred[3,2]
   return (%2, %3)
 """, 1),
+    ("scatter_add_with_fused_base_updates_and_indices", """
+module m
+  %0 = parameter(), arg=0 : f32[5,3]
+  %1 = parameter(), arg=1 : s64[4]
+  %2 = constant(), arg=0.0 : f32[]
+  %3 = broadcast(%2), arg=() : f32[6,3]
+  %4 = exponential(%0) : f32[5,3]
+  %5 = slice(%4), arg=((0, 4, 1), (0, 3, 1)) : f32[4,3]
+  %6 = constant(), arg=1 : s64[]
+  %7 = broadcast(%6), arg=() : s64[4]
+  %8 = add(%1, %7) : s64[4]
+  %9 = scatter-add(%3, %8, %5), arg=0 : f32[6,3]
+  return (%9)
+""", 1),
     ("any_all", """
 module m
   %0 = parameter(), arg=0 : f32[4,5]
@@ -123,7 +137,7 @@ def random_args(graph, rng):
         if p.dtype.kind == "f":
             args.append(rng.uniform(-2, 2, p.shape).astype(p.dtype))
         else:
-            values = rng.integers(1, 7, p.shape).astype(p.dtype)
+            values = rng.integers(1, 5, p.shape).astype(p.dtype)
             args.append(values * rng.choice([-1, 1], p.shape).astype(p.dtype))
     return args
 

@@ -54,7 +54,7 @@ class GeneratedKernel:
     @property
     def has_function(self) -> bool:
         """False for a bare contraction: NumPy's matmul is the whole kernel."""
-        return bool(self.args) or self.kernel.kind != "dot"
+        return self.kernel.kind != "dot" or any(a.kind == "accnd" for a in self.args)
 
     @property
     def name(self) -> str:
@@ -216,10 +216,12 @@ class _Codegen:
         k = self.k
         # outputs first in the argument list after inputs are discovered: collect names now
         self.output_names = {id(o): f"out{i}" for i, o in enumerate(k.outputs)}
-        body = {"loop": self.gen_loop, "reduce": self.gen_reduce, "dot": self.gen_dot}[k.kind]
+        body = {"loop": self.gen_loop, "reduce": self.gen_reduce, "dot": self.gen_dot,
+                "scatter": self.gen_scatter}[k.kind]
         body()
         for i, out in enumerate(k.outputs):
-            self.args.append(KernelArg("out", f"out{i}", out))
+            if out is not k.dot or self.dot_acc_name:   # matmul itself writes a bare dot
+                self.args.append(KernelArg("out", f"out{i}", out))
         order = {"accnd": 0, "in": 1, "out": 2, "size": 3, "const": 4}
         self.args.sort(key=lambda a: order[a.kind])
         function = re.sub(r"\W", "_", k.name)
@@ -230,6 +232,22 @@ class _Codegen:
         sizes = self.size_names(self.k.root.shape)
         idx = self.open_loops(sizes, "i", self.parallel)
         self.write_outputs(self.k.outputs, idx, {}, self.k.root.shape)
+
+    def gen_scatter(self) -> None:
+        """out = base; out[..., indices[k], ...] += updates[k] (indices clamped)."""
+        root = self.k.root
+        base, indices, updates = root.inputs
+        axis, rank = root.arg, indices.ndim
+        idx = self.open_loops(self.size_names(root.shape), "i", self.parallel)
+        self.emit(f"out0[{', '.join(idx) or '0'}] = {self.value(base, idx, {})}")
+        self.depth -= len(idx)
+        upd = self.open_loops(self.size_names(updates.shape, "u"), "k")
+        cache: dict = {}
+        position = self.value(indices, upd[axis:axis + rank], cache)
+        row = self._assign(f"min(max({position}, 0), {base.shape[axis] - 1})")
+        target = upd[:axis] + (row,) + upd[axis + rank:]
+        value = self.value(updates, upd, cache)
+        self.emit(f"out0[{', '.join(target)}] += {value}")
 
     def gen_reduce(self) -> None:
         reds = self.k.reductions

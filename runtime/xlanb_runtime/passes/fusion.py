@@ -15,7 +15,9 @@ Kinds of kernel:
           consumers on the reduced shape run as an epilogue before the store.
   dot     a contraction (NumPy's matmul, i.e. its BLAS) followed by its elementwise
           epilogue (bias, activation) in one generated loop, in place when possible.
-  library ops the code generator does not emit (scatter-add, concatenate, pad,
+  scatter a scatter-add: one loop writes the base (its producers fused), a second adds
+          the updates (their producers fused) at the rows their indices name.
+  library ops the code generator does not emit (concatenate, pad,
           arg-reduce, reshape views, all-reduce): one NumPy call each.
 
 The algorithm walks nodes consumers-first.  A node that some kernel must read from memory
@@ -92,6 +94,8 @@ class Kernel:
     def space(self, region: str) -> tuple[int, ...]:
         """The iteration shape of a region."""
         if region == "in":
+            if self.kind == "scatter":
+                return self.root.inputs[2].shape
             return self.reductions[0].inputs[0].shape
         anchor = self.reductions[0] if self.kind == "reduce" else self.root
         if self.kind == "dot":
@@ -141,6 +145,8 @@ def kernel_kind(node: Node) -> str:
         return "reduce"
     if node.op is Op.DOT:
         return "dot"
+    if node.op is Op.SCATTER_ADD:
+        return "scatter"
     if node.op in LOOP_FUSIBLE:
         return "loop"
     return "library"
@@ -250,6 +256,12 @@ class _Planner:
             if user.op is Op.REDUCE:
                 regions.add("in")
                 continue
+            if user.op is Op.SCATTER_ADD:       # base -> output space; indices, updates -> in
+                for position, operand in enumerate(user.inputs):
+                    if operand is node:
+                        regions.add("loop" if position == 0 else "in")
+                        direct &= position != 1      # indices are read at a sub-index
+                continue
             regions.add(kernel.region[id(user)])
             direct &= kernel.direct[id(user)] and (user.op in ELEMENTWISE
                                                    or is_unit_reshape(user))
@@ -336,8 +348,8 @@ class _Planner:
         later = not self._read_before_root(kernel, node)
         materialized = id(node) in self.is_output or any(
             u.op is Op.DOT or kernel_kind(u) == "library" for u in outside)
-        if direct and later and (materialized or node.op in EXPENSIVE
-                                 or not is_loop_fusible(node)):
+        if direct and later and kernel.kind != "scatter" and (
+                materialized or node.op in EXPENSIVE or not is_loop_fusible(node)):
             return Decision.yes(f"fused {what} as an extra output ({n_outside} users outside)")
         if node.op not in EXPENSIVE and is_loop_fusible(node):
             return Decision.yes("")          # cheap: recomputed where it is used, as XLA does

@@ -84,9 +84,15 @@ def _iota(node: Node):
     return np.broadcast_to(values.reshape(view), node.shape)
 
 
+def _clamped(indices, x, axis):
+    """Gather and scatter clamp indices into range, as compiled kernels do (the front end
+    wraps negative NumPy indices before they reach the IR)."""
+    return np.clip(indices, 0, x.shape[axis] - 1)
+
+
 def _scatter_add(x, idx, updates, axis):
     out = np.array(x, copy=True)
-    np.add.at(out, (slice(None),) * axis + (idx,), updates)
+    np.add.at(out, (slice(None),) * axis + (_clamped(idx, x, axis),), updates)
     return out
 
 
@@ -174,7 +180,7 @@ EVAL: dict[Op, Callable] = {
     Op.REDUCE: lambda n, x: _reduce(x, n.arg),
     Op.ARGREDUCE: lambda n, x: _argreduce(x, n.arg),
     Op.DOT: lambda n, x, y: _dot(x, y, n.arg),
-    Op.GATHER: lambda n, x, i: np.take(x, i, axis=n.arg),
+    Op.GATHER: lambda n, x, i: np.take(x, _clamped(i, x, n.arg), axis=n.arg),
     Op.SCATTER_ADD: lambda n, x, i, u: _scatter_add(x, i, u, n.arg),
     Op.ALL_REDUCE: lambda n, x: x,      # one replica; collectives substitute a communicator
     Op.RNG_BITS: lambda n, key: rng_bits(key, n.shape),

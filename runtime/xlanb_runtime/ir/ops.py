@@ -77,8 +77,8 @@ class Op(enum.Enum):
     # -- contraction ------------------------------------------------------------------------
     DOT = "dot"                  # arg: (lhs_batch, rhs_batch, lhs_contract, rhs_contract)
     # -- indexing ---------------------------------------------------------------------------
-    GATHER = "gather"            # gather(x, idx) arg: axis  (np.take semantics)
-    SCATTER_ADD = "scatter-add"  # scatter-add(x, idx, updates) arg: axis
+    GATHER = "gather"            # gather(x, idx) arg: axis  (np.take; indices clamped)
+    SCATTER_ADD = "scatter-add"  # scatter-add(x, idx, updates) arg: axis (indices clamped)
     # -- collectives ------------------------------------------------------------------------
     ALL_REDUCE = "all-reduce"    # arg: reduce kind; identity on one replica
     # -- random -----------------------------------------------------------------------------

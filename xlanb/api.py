@@ -27,6 +27,7 @@ import xlanb_runtime
 from xlanb_runtime.ir import interpret, print_graph
 from xlanb_runtime.report import CompileReport
 
+from .pytree import make_unflattener
 from .tracing import trace
 from .tracing.tracer import flatten_args, is_array_leaf
 
@@ -92,6 +93,7 @@ class Compiled:
         self._driver = executable.driver
         self._single = traced.out_tree.num_leaves == 1 and traced.out_tree.kind == "leaf" \
             and not traced.const_outputs
+        self._unflatten = make_unflattener(traced.out_tree)
 
     def __call__(self, *args, **kwargs):
         leaves, _, _ = flatten_args(args, kwargs, ())
@@ -100,10 +102,12 @@ class Compiled:
     def call_flat(self, arrays: Sequence[np.ndarray]):
         if self._single:
             return self._driver(*arrays)[0]
-        outs = list(self._driver(*arrays))
-        for index, value in self.traced.const_outputs.items():
-            outs[index] = value
-        return self.traced.unflatten_outputs(outs)
+        outs = self._driver(*arrays)
+        if self.traced.const_outputs:
+            outs = list(outs)
+            for index, value in self.traced.const_outputs.items():
+                outs[index] = value
+        return self._unflatten(outs)
 
     def as_text(self) -> str:
         return self.executable.as_text()
@@ -136,6 +140,7 @@ class JitFunction:
         self.target = target
         self.options = xlanb_runtime.CompileOptions(fusion=fusion)
         self._cache: dict = {}
+        self._fast_cache: dict = {}       # cheap structural key -> the same Compiled
         self._interpreted: dict = {}
         self._hits = self._misses = 0
         self._simple = not self.static_argnums
@@ -152,15 +157,12 @@ class JitFunction:
             return self.run_interpreted(args, kwargs)
         if self._autocluster is not None:
             return self._autocluster(args, kwargs)
-        if self._simple and not kwargs:
-            try:      # fast path: positional ndarrays only
-                key = tuple([(a.shape, a.dtype) for a in args if type(a) is np.ndarray])
-                if len(key) == len(args):
-                    compiled = self._cache[key]
-                    self._hits += 1
-                    return compiled.call_flat(args)
-            except (KeyError, AttributeError, TypeError):
-                pass
+        fast = _fast_signature(args, kwargs) if self._simple else None
+        if fast is not None:
+            compiled = self._fast_cache.get(fast[0])
+            if compiled is not None:
+                self._hits += 1
+                return compiled.call_flat(fast[1])
         leaves, in_tree, static = flatten_args(args, kwargs, self.static_argnums)
         key = self._key(leaves, in_tree, static, args, kwargs)
         compiled = self._cache.get(key)
@@ -172,6 +174,8 @@ class JitFunction:
             self._check_recompiles()
         else:
             self._hits += 1
+        if fast is not None:
+            self._fast_cache[fast[0]] = compiled
         return compiled.call_flat([leaves[i] for i in compiled.traced.param_leaves])
 
     def _key(self, leaves, in_tree, static, args, kwargs):
@@ -208,6 +212,7 @@ class JitFunction:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._fast_cache.clear()
         self._hits = self._misses = 0
 
     @property
@@ -240,6 +245,39 @@ class JitFunction:
         name = names[index] if index < len(names) else f"#{index}"
         shapes = ", ".join(str(s) for s in sorted(seen[index])[:4])
         return f"argument {index} (`{name}`, shapes {shapes}, ...)"
+
+
+def _fast_signature(args, kwargs):
+    """(hashable key, leaves) for arguments made only of ndarrays in dicts, lists and
+    tuples, or None: the per-call path then avoids building a PyTreeDef.  The leaves come in
+    `flatten_args` order (positional args, then kwargs; dict keys sorted)."""
+    leaves: list = []
+    try:
+        key = (_signature(args, leaves),
+               _signature(kwargs, leaves) if kwargs else None)
+    except _NotSimple:
+        return None
+    return key, leaves
+
+
+class _NotSimple(Exception):
+    pass
+
+
+def _signature(tree, leaves: list):
+    kind = type(tree)
+    if kind is np.ndarray:
+        leaves.append(tree)
+        return tree.shape, tree.dtype
+    if kind is dict:
+        try:
+            keys = sorted(tree)
+        except TypeError:
+            raise _NotSimple from None
+        return kind, tuple(keys), tuple(_signature(tree[k], leaves) for k in keys)
+    if kind is tuple or kind is list:
+        return kind, tuple(_signature(item, leaves) for item in tree)
+    raise _NotSimple
 
 
 def _parameter_names(fn) -> list[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 LEAF, NONE, TUPLE, LIST, DICT, NAMEDTUPLE = "leaf", "none", "tuple", "list", "dict", "namedtuple"
 
@@ -157,3 +157,45 @@ def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
                              f"{treedef}; all trees must have the same structure")
         others.append(other_leaves)
     return tree_unflatten(treedef, [fn(*xs) for xs in zip(leaves, *others)])
+
+
+def make_unflattener(treedef: PyTreeDef) -> Callable[[Sequence[Any]], Any]:
+    """A function rebuilding `treedef` from a flat sequence, compiled once (the jit call path
+    uses it every call, so it avoids walking the structure)."""
+    counter = iter(range(treedef.num_leaves))
+    env: dict[str, Any] = {}
+
+    def build(node: PyTreeDef) -> str:
+        if node.kind == LEAF:
+            return f"leaves[{next(counter)}]"
+        if node.kind == NONE:
+            return "None"
+        parts = [build(c) for c in node.children]
+        if node.kind == TUPLE:
+            return "(" + "".join(p + ", " for p in parts) + ")"
+        if node.kind == LIST:
+            return "[" + ", ".join(parts) + "]"
+        name = f"_cls{len(env)}"
+        if node.kind == NAMEDTUPLE:
+            env[name] = node.meta
+            return f"{name}({', '.join(parts)})"
+        cls, keys, extra = node.meta
+        if cls is not dict:
+            env[name] = lambda items, _n=node: _unflatten(_n, iter(items))
+            return f"{name}([{', '.join(parts)}])"
+        env[f"_keys{len(env)}"] = keys
+        return "{" + ", ".join(f"{k!r}: {p}" for k, p in zip(keys, parts)) + "}"
+
+    if treedef.kind == DICT and treedef.meta[0] is not dict or any(
+            not isinstance(k, (str, int)) for k in _dict_keys(treedef)):
+        return lambda leaves: tree_unflatten(treedef, leaves)
+    source = f"def unflatten(leaves):\n    return {build(treedef)}\n"
+    exec(compile(source, "<xlanb unflatten>", "exec"), env)
+    return env["unflatten"]
+
+
+def _dict_keys(treedef: PyTreeDef):
+    if treedef.kind == DICT:
+        yield from treedef.meta[1]
+    for child in treedef.children:
+        yield from _dict_keys(child)

@@ -129,3 +129,21 @@ def test_training_step_forward_and_backward_fuse_into_one_program():
         np.testing.assert_allclose(new[key], ref_new[key], rtol=1e-5, atol=1e-6)
     kernels = step.lower(params, x, labels).compile().kernels
     assert sum(k.kind == "dot" for k in kernels) == 2     # forward x@w and backward x.T@g
+
+
+def test_stacked_layer_norm_gradient_regression():
+    """Once gave garbage gradients (an extra output that formed a kernel cycle)."""
+    def layer_norm(x, g, b):
+        mean = x.mean(axis=-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-5) * g + b
+
+    def loss(x, g, b, t):
+        return (layer_norm(layer_norm(x, g, b) + x, g, b) * t).sum()
+
+    x, t = RNG.standard_normal((4, 6)), RNG.standard_normal((4, 6))
+    g, b = 1 + 0.1 * RNG.standard_normal(6), 0.1 * RNG.standard_normal(6)
+    compiled = xlanb.jit(xlanb.grad(loss))(x, g, b, t)
+    for _ in range(2):
+        np.testing.assert_allclose(xlanb.jit(xlanb.grad(loss))(x, g, b, t), compiled)
+    np.testing.assert_allclose(compiled, xlanb.grad(loss)(x, g, b, t), rtol=1e-9, atol=1e-12)

@@ -1,0 +1,126 @@
+"""Training-step benchmarks W4, W5: xlanb.jit(step) vs op by op vs hand-written NumPy vs jax.jit.
+
+    python benchmarks/bench_training.py                 # single-thread mode (primary figures)
+    python benchmarks/bench_training.py --threads 2     # both cores (secondary, noisy here)
+
+A step is value_and_grad of a plain NumPy loss plus an SGD update (training_workloads.py).
+Before timing, the hand-written gradients are checked against finite differences (and JAX),
+and every implementation's step against the hand-written one.  Timed side by side in one
+interleaved run: the compiled step, hand-written NumPy and jax.jit; then, interleaved with
+the compiled step again and fewer repeats, the same step op by op under
+`xlanb.disable_jit()` (the "without XLA" run).  Also printed: the compiled step's kernel
+count, compile times (first call minus a steady-state call; kernels compiled into an empty
+cache directory, after a tiny jit has paid Numba's start-up) and after how many steps
+compiling pays off: compile time / (op-by-op step - compiled step).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import pin_threads  # noqa: E402
+
+if __name__ == "__main__":
+    _parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    _parser.add_argument("--threads", type=int, default=1)
+    _parser.add_argument("--repeats", type=int, default=15)
+    _parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    ARGS = _parser.parse_args()
+    pin_threads(ARGS.threads)
+
+import os  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import xlanb  # noqa: E402
+from common import blas_description, format_table, interleaved_medians  # noqa: E402
+from training_workloads import TRAINING_WORKLOADS, check_gradients  # noqa: E402
+
+try:
+    import jax  # noqa: E402
+    import jax.numpy as jnp  # noqa: E402
+    jax.config.update("jax_enable_x64", False)
+except ImportError:  # JAX is optional
+    jax = jnp = None
+
+TARGETS = {"W4": 0.8, "W5": 0.7}        # time ratio xlanb / jax.jit to reach
+
+
+def assert_same_step(got, want, spec, what: str) -> None:
+    """(new_params, loss) of one implementation against the hand-written step's."""
+    (got_params, got_loss), (want_params, want_loss) = got, want
+    np.testing.assert_allclose(np.asarray(got_loss), want_loss, rtol=spec.rtol,
+                               err_msg=f"{what}: loss")
+    for name, value in want_params.items():
+        np.testing.assert_allclose(np.asarray(got_params[name]), value, rtol=spec.rtol,
+                                   atol=spec.atol, err_msg=f"{what}: new {name!r}")
+
+
+def timed(fn):
+    """(fn(), seconds it took): for first calls, which include compiling."""
+    start = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - start
+
+
+def run_workload(name: str, spec, repeats: int, quick: bool) -> list[str]:
+    args = spec.make_args("quick" if quick else "full")
+    want = spec.numpy_step(*args)
+    compiled = xlanb.jit(spec.step)
+    got, first = timed(lambda: compiled(*args))
+    assert_same_step(got, want, spec, "xlanb.jit")
+    kernels = len(compiled.last_compiled.kernels)
+
+    def op_by_op():
+        with xlanb.disable_jit():
+            return compiled(*args)
+
+    assert_same_step(op_by_op(), want, spec, "op by op")
+    impls = {"xlanb": lambda: compiled(*args), "numpy": lambda: spec.numpy_step(*args)}
+    if jax is not None and spec.jax_step is not None:
+        jargs = jax.tree_util.tree_map(jnp.asarray, args)
+        jstep = jax.jit(spec.jax_step)
+        got, jax_first = timed(lambda: jax.block_until_ready(jstep(*jargs)))
+        assert_same_step(got, want, spec, "jax.jit")
+        impls["jax.jit"] = lambda: jax.block_until_ready(jstep(*jargs))
+    medians = interleaved_medians(impls, repeats)
+    slow = interleaved_medians({"xlanb": lambda: compiled(*args), "op by op": op_by_op},
+                               max(3, repeats // 3), warmup=1)
+    x, jx = medians["xlanb"], medians.get("jax.jit")
+    compile_s = first - x
+    saved = slow["op by op"] - slow["xlanb"]
+    payoff = f"{compile_s / saved:.0f}" if saved > 0 else "never"
+    verdict = "-" if jx is None else \
+        f"<= {TARGETS[name]}x " + ("met" if x / jx <= TARGETS[name] else "missed")
+    return [name, f"{kernels}", f"{medians['numpy'] * 1e3:.2f}",
+            f"{slow['op by op'] * 1e3:.2f}", f"{x * 1e3:.2f}",
+            f"{jx * 1e3:.2f}" if jx else "-",
+            f"{medians['numpy'] / x:.2f}x",
+            f"{x / jx:.2f}x" if jx else "-",
+            verdict, f"{compile_s:.2f}", f"{jax_first - jx:.2f}" if jx else "-", payoff]
+
+
+def main() -> None:
+    print(f"xlanb training benchmarks, {ARGS.threads} thread(s); BLAS: {blas_description()}")
+    for line in check_gradients():
+        print(f"check: {line}")
+    rows = [["workload", "kernels", "numpy ms", "op-by-op ms", "xlanb ms", "jax ms",
+             "vs numpy", "xlanb/jax", "target", "compile s", "jax compile s",
+             "pays off after (steps)"]]
+    with tempfile.TemporaryDirectory(prefix="xlanb-bench-") as cache:
+        os.environ["XLANB_CACHE_DIR"] = cache      # cold compiles: an empty kernel cache
+        _, startup = timed(lambda: xlanb.jit(lambda x: x + 1)(np.ones(8, np.float32)))
+        print(f"Numba start-up + a first tiny jit: {startup:.2f} s (not in the compile times)")
+        for name, spec in TRAINING_WORKLOADS.items():
+            rows.append(run_workload(name, spec, ARGS.repeats, ARGS.quick))
+    print(format_table(rows))
+    print("numpy = hand-written forward + backward; op-by-op = the traced step under "
+          "xlanb.disable_jit(); compile s = first call - steady-state call")
+
+
+if __name__ == "__main__":
+    main()

@@ -171,6 +171,8 @@ class _Planner:
             if id(node) not in self.needed:
                 continue
             self._build_kernel(node)
+        if self.enable:
+            self.kernels = merge_siblings(self.kernels, self.producer, self.index)
         ordered = _execution_order(self.kernels, self.producer, self.index)
         for kernel in ordered:
             kernel.name = self._name(kernel)
@@ -369,6 +371,87 @@ def _unique(nodes):
             seen.add(id(n))
             out.append(n)
     return out
+
+
+def _sibling_signature(kernel: Kernel):
+    """Kernels with equal signatures iterate over the same space and can share one loop."""
+    if kernel.kind == "reduce":
+        red = kernel.reductions[0]
+        return ("reduce", red.inputs[0].shape, red.arg[1])
+    if kernel.kind == "loop" and kernel.root.shape:
+        return ("loop", kernel.root.shape)
+    return None
+
+
+def merge_siblings(kernels: list[Kernel], producer: dict[int, Kernel],
+                   index: dict[int, int]) -> list[Kernel]:
+    """Multi-output (horizontal) fusion: kernels over the same space that do not depend on
+    each other become one.  A buffer both read is read once, and every merge saves a
+    kernel call, which is what small training steps are made of.
+
+        reduce_fusion.a = sum(dy)        }      reduce_fusion.a = sum(dy), sum(dy * xhat)
+        reduce_fusion.b = sum(dy * xhat) }  ->  (one pass over dy)
+    """
+    merged_into: dict[int, Kernel] = {}
+
+    def owner(kernel: Kernel) -> Kernel:
+        while id(kernel) in merged_into:
+            kernel = merged_into[id(kernel)]
+        return kernel
+
+    def depends(kernel: Kernel, target: Kernel) -> bool:
+        stack, seen = [kernel], {id(kernel)}
+        while stack:
+            for inp in stack.pop().inputs:
+                source = producer.get(id(inp))
+                if source is None:
+                    continue
+                source = owner(source)
+                if source is target:
+                    return True
+                if id(source) not in seen:
+                    seen.add(id(source))
+                    stack.append(source)
+        return False
+
+    groups: dict = {}
+    for kernel in kernels:
+        signature = _sibling_signature(kernel)
+        if signature is not None:
+            groups.setdefault(signature, []).append(kernel)
+    for members in groups.values():
+        for i, first in enumerate(members):
+            for second in members[i + 1:]:
+                a, b = owner(first), owner(second)
+                if a is b:
+                    continue
+                if depends(a, b) or depends(b, a):
+                    continue
+                _absorb(a, b, producer)
+                a.nodes.sort(key=lambda n: index[id(n)])
+                merged_into[id(b)] = a
+    return [k for k in kernels if id(k) not in merged_into]
+
+
+def _absorb(kernel: Kernel, other: Kernel, producer: dict[int, Kernel]) -> None:
+    for node in other.nodes:
+        if kernel.contains(node):
+            kernel.direct[id(node)] = kernel.direct[id(node)] and other.direct[id(node)]
+            continue
+        kernel.nodes.append(node)
+        kernel.region[id(node)] = other.region[id(node)]
+        kernel.direct[id(node)] = other.direct[id(node)]
+    shared = len({id(n) for n in kernel.inputs} & {id(n) for n in other.inputs})
+    kernel.outputs = _unique(kernel.outputs + other.outputs)
+    kernel.extra_outputs = _unique(kernel.extra_outputs + other.outputs)
+    kernel.consts = _unique(kernel.consts + other.consts)
+    kernel.inputs = _unique(kernel.inputs + other.inputs)
+    kernel.decisions += [f"merged with sibling {other.root.op.value} "
+                         f"({_where(other.root)}): one loop instead of two"
+                         + (f", {shared} common buffers read once" if shared else "")
+                         ] + other.decisions
+    for out in other.outputs:
+        producer[id(out)] = kernel
 
 
 def _execution_order(kernels: list[Kernel], producer: dict[int, Kernel],

@@ -59,16 +59,19 @@ def _argreduce(x, kind_axis):
 
 
 def _dot(lhs, rhs, dims):
+    """One matmul (one BLAS call, batched when there are batch dims), as an op-by-op
+    framework would run it: operands are arranged as (batch, free, contract)."""
     lb, rb, lc, rc = dims
-    letters = iter("abcdefghijklmnopqrstuvwxyz")
-    lsub = [next(letters) for _ in range(lhs.ndim)]
-    rsub = [next(letters) for _ in range(rhs.ndim)]
-    for a, b in zip(lb + lc, rb + rc):
-        rsub[b] = lsub[a]
-    out = ([lsub[d] for d in lb] + [lsub[d] for d in range(lhs.ndim) if d not in lb + lc]
-           + [rsub[d] for d in range(rhs.ndim) if d not in rb + rc])
-    spec = f"{''.join(lsub)},{''.join(rsub)}->{''.join(out)}"
-    return np.einsum(spec, lhs, rhs, optimize=True)
+    lfree = [d for d in range(lhs.ndim) if d not in lb + lc]
+    rfree = [d for d in range(rhs.ndim) if d not in rb + rc]
+    batch = [lhs.shape[d] for d in lb]
+    size = lambda shape: int(np.prod(shape, dtype=np.int64))   # noqa: E731
+    m, n = size([lhs.shape[d] for d in lfree]), size([rhs.shape[d] for d in rfree])
+    k = size([lhs.shape[d] for d in lc])
+    a = np.transpose(lhs, list(lb) + lfree + list(lc)).reshape(size(batch), m, k)
+    b = np.transpose(rhs, list(rb) + list(rc) + rfree).reshape(size(batch), k, n)
+    out = np.matmul(a, b) if size(batch) != 1 else np.matmul(a[0], b[0])[None]
+    return out.reshape(batch + [lhs.shape[d] for d in lfree] + [rhs.shape[d] for d in rfree])
 
 
 def _broadcast(x, shape, dims):
@@ -190,8 +193,11 @@ EVAL: dict[Op, Callable] = {
 def evaluate_node(node: Node, values: Sequence[np.ndarray]) -> np.ndarray:
     """One op on concrete inputs, cast to the node's dtype and shape."""
     with np.errstate(all="ignore"):
-        result = EVAL[node.op](node, *values)
-    result = np.asarray(result)
+        return _evaluate(node, values)
+
+
+def _evaluate(node: Node, values: Sequence[np.ndarray]) -> np.ndarray:
+    result = np.asarray(EVAL[node.op](node, *values))
     if result.dtype != node.dtype:
         result = result.astype(node.dtype)
     if result.shape != node.shape:
@@ -206,10 +212,11 @@ def interpret(graph: Graph, args: Sequence[np.ndarray], *,
     env: dict[int, np.ndarray] = {}
     for param in graph.params:
         env[id(param)] = np.asarray(args[param.arg])
-    for node in graph.nodes:
-        if node.op is Op.PARAMETER:
-            continue
-        env[id(node)] = evaluate_node(node, [env[id(i)] for i in node.inputs])
-        if on_node is not None:
-            on_node(node, env[id(node)])
+    with np.errstate(all="ignore"):
+        for node in graph.nodes:
+            if node.op is Op.PARAMETER:
+                continue
+            env[id(node)] = _evaluate(node, [env[id(i)] for i in node.inputs])
+            if on_node is not None:
+                on_node(node, env[id(node)])
     return [np.array(env[id(o)], copy=True) for o in graph.outputs]

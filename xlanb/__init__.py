@@ -7,7 +7,7 @@
 from .api import (CacheInfo, Compiled, JitFunction, Lowered, RecompilationWarning,
                   disable_jit, jit)
 from .autodiff import grad, value_and_grad
-from . import random
+from . import datasets, models, nn, optim, random, training
 from .errors import (CompileError, ConcretizationError, DataDependentShapeError,
                      ShapeMismatchError, UnsupportedNumPyFunctionError)
 
@@ -16,4 +16,4 @@ __version__ = "0.1.0"
 __all__ = ["CacheInfo", "Compiled", "CompileError", "ConcretizationError",
            "DataDependentShapeError", "JitFunction", "Lowered", "RecompilationWarning",
            "ShapeMismatchError", "UnsupportedNumPyFunctionError", "disable_jit", "grad", "jit",
-           "random", "value_and_grad"]
+           "datasets", "models", "nn", "optim", "random", "training", "value_and_grad"]

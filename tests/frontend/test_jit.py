@@ -161,3 +161,9 @@ def test_no_fusion_option_gives_one_kernel_per_op():
     unfused = xlanb.jit(model_fn, fusion=False).lower(*args).compile()
     assert len(unfused.kernels) == 3
     np.testing.assert_allclose(unfused.executable.run(args)[0], model_fn(*args), rtol=1e-5)
+
+
+def test_power_of_converted_integer_does_not_crash():
+    """`afn` once let LLVM emit powi, whose helper Numba does not link (a segfault)."""
+    f = xlanb.jit(lambda t: 0.9 ** t.astype(np.float32))
+    np.testing.assert_allclose(f(np.full((), 3, np.int32)), np.float32(0.9) ** 3, rtol=1e-6)

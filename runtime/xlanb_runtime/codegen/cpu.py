@@ -379,6 +379,10 @@ class _Codegen:
         # caller's flags and its range reduction must not be reassociated.
         fastmath = set(BASE_FASTMATH) | ({"reassoc"} if k.kind == "reduce" and not used
                                          else set())
+        if any(n.op is Op.POW and n.dtype.kind == "f" for n in k.nodes):
+            # with `afn` LLVM turns pow(x, float(int)) into powi, whose runtime helper
+            # (__powisf2) Numba does not link: the process would crash
+            fastmath.discard("afn")
         header = [
             f"# xlanb kernel {k.name} ({k.kind}): {', '.join(dict.fromkeys(k.ops))}",
             f"# user lines: {', '.join(locs) if locs else 'n/a'}",
@@ -391,6 +395,7 @@ class _Codegen:
             header.append(f"from xlanb_runtime.codegen.vecmath import {', '.join(used)}")
         if re.search(r"\bsplitmix64\(", body):
             header.append(f"from xlanb_runtime.codegen.rng import splitmix64  # {_RNG_DIGEST}")
+
         header.append(templates.module_constants())
         params = ", ".join(a.name for a in self.args)
         flags = ", ".join(f'"{f}"' for f in sorted(fastmath))

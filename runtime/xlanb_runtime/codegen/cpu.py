@@ -266,7 +266,9 @@ class _Codegen:
             outer = self.open_loops(sizes[:first_reduced], "j", self.parallel)
             for i, (red, (acc_dtype, init, _)) in enumerate(accs):
                 self.emit(f"a{i} = {init}")
-            if rank - first_reduced == 1 and any(_blocked_sum(red) for red in reds):
+            # full 1-D sums are long enough for float32 blocks to pay; rows (outer loops)
+            # are short and run faster with the float64 accumulator alone
+            if rank == 1 and first_reduced == 0 and any(_blocked_sum(red) for red in reds):
                 self._blocked_accumulate(accs, outer, sizes[-1], in_outputs,
                                          self.parallel and not outer)
             else:

@@ -332,3 +332,28 @@ def test_cached_generated_module(tmp_path):
     want = np.concatenate([np.tanh(x) * 0.5 + np.exp(-x * x) - np.sqrt(np.abs(x) + 1),
                            [math.erf(v) for v in x]])
     np.testing.assert_allclose(outs[0], want, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_reassoc_safe_functions_keep_accuracy_in_a_reassociating_reduction(dtype):
+    """A fused softmax sum is compiled with `reassoc`; REASSOC_SAFE promises that is fine."""
+    from xlanb_runtime.codegen.vecmath import REASSOC_SAFE, exp_f32, exp_f64
+    assert {"exp_f32", "exp_f64"} <= REASSOC_SAFE
+    exp = exp_f32 if dtype == np.float32 else exp_f64
+
+    @numba.njit(fastmath={"nsz", "arcp", "contract", "afn", "reassoc"}, error_model="numpy")
+    def kernel(x, out):
+        total = np.float64(0)
+        for i in range(x.size):
+            value = exp(x[i])
+            out[i] = value
+            total = total + np.float64(value)
+        return total
+
+    x = np.linspace(-80, 80, 200_001).astype(dtype)
+    out = np.empty_like(x)
+    kernel(x, out)
+    reference = np.exp(x.astype(np.longdouble)).astype(dtype)
+    ints = np.int32 if dtype == np.float32 else np.int64
+    ulps = np.abs(out.view(ints).astype(np.int64) - reference.view(ints).astype(np.int64))
+    assert ulps.max() <= 2

@@ -29,6 +29,7 @@ import numpy as np
 from ..ir import Node, Op
 from ..passes.fusion import Kernel
 from . import rng, templates
+from .vecmath import REASSOC_SAFE
 
 BASE_FASTMATH = ("nsz", "arcp", "contract", "afn")
 
@@ -378,9 +379,9 @@ class _Codegen:
         body = "\n".join(self.lines)
         used = sorted(name for name in _VECMATH_NAMES if re.search(rf"\b{name}\(", body))
         # reassoc lets LLVM vectorize the accumulation, but vecmath is inlined with the
-        # caller's flags and its range reduction must not be reassociated.
-        fastmath = set(BASE_FASTMATH) | ({"reassoc"} if k.kind == "reduce" and not used
-                                         else set())
+        # caller's flags: only functions whose accuracy survives it (REASSOC_SAFE) allow it
+        reassociate = k.kind == "reduce" and set(used) <= REASSOC_SAFE
+        fastmath = set(BASE_FASTMATH) | ({"reassoc"} if reassociate else set())
         if any(n.op is Op.POW and n.dtype.kind == "f" for n in k.nodes):
             # with `afn` LLVM turns pow(x, float(int)) into powi, whose runtime helper
             # (__powisf2) Numba does not link: the process would crash

@@ -94,7 +94,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 __all__ = [
-    "VECMATH", "VECMATH_VERSION", "TRIG_MAX_F32", "TRIG_MAX_F64",
+    "VECMATH", "VECMATH_VERSION", "REASSOC_SAFE", "TRIG_MAX_F32", "TRIG_MAX_F64",
     "f32_as_i32", "i32_as_f32", "f64_as_i64", "i64_as_f64", "rint", "fma",
     "exp_f32", "exp_f64", "expm1_f32", "expm1_f64", "log_f32", "log_f64",
     "log1p_f32", "log1p_f64", "tanh_f32", "tanh_f64", "sigmoid_f32",
@@ -105,6 +105,10 @@ __all__ = [
 # Bump when any function's numerics change (generated sources embed it so the
 # Numba cache of their kernels is invalidated).
 VECMATH_VERSION = "1"
+
+# Functions whose accuracy holds when inlined into a caller compiled with `reassoc` (their
+# range reductions use fma calls); fused reductions may only reassociate around these.
+REASSOC_SAFE = frozenset({"exp_f32", "exp_f64"})
 
 VECMATH = {
     "exp": ("exp_f32", "exp_f64"),
@@ -327,8 +331,10 @@ def exp_f32(x):
     xc = x if x < _EXP_HI32 else _EXP_HI32      # NaN -> clamp; fixed at the end
     xc = xc if xc > _EXP_LO32 else _EXP_LO32
     n = rint(xc * _LOG2E32)
-    r = xc - n * _LN2HI32                       # exact
-    r = r - n * _LN2LO32
+    # fma calls: a caller compiled with `reassoc` (a fused reduction) cannot merge the two
+    # steps of the Cody-Waite reduction into one inexact subtraction
+    r = fma(n, -_LN2HI32, xc)                   # exact
+    r = fma(n, -_LN2LO32, r)
     p = _E32_4
     p = p * r + _E32_3
     p = p * r + _E32_2
@@ -345,8 +351,8 @@ def exp_f64(x):
     xc = x if x < _EXP_HI64 else _EXP_HI64
     xc = xc if xc > _EXP_LO64 else _EXP_LO64
     n = rint(xc * _LOG2E64)
-    r = xc - n * _LN2HI64
-    r = r - n * _LN2LO64
+    r = fma(n, -_LN2HI64, xc)
+    r = fma(n, -_LN2LO64, r)
     p = _E64_9
     p = p * r + _E64_8
     p = p * r + _E64_7
@@ -392,8 +398,8 @@ def expm1_f64(x):
     xc = x if x < _EXP_HI64 else _EXP_HI64
     xc = xc if xc > _EXPM1_LO64 else _EXPM1_LO64
     n = rint(xc * _LOG2E64)
-    r = xc - n * _LN2HI64
-    r = r - n * _LN2LO64
+    r = fma(n, -_LN2HI64, xc)
+    r = fma(n, -_LN2LO64, r)
     p = _M64_10
     p = p * r + _M64_9
     p = p * r + _M64_8

@@ -7,10 +7,12 @@ arenas allocated on the first call of each thread and reused after (no page faul
 step); outputs are fresh arrays the caller owns.
 
     def run(p0, p1, p2):
-        s = _scratch()
-        b5 = np.empty((1,), np.float32)
-        _k0(p0, p1, p2, b5, 10000000)
-        return (b5.reshape(()),)
+        s = _scratch()                      # this thread's typed views of its arena
+        b1 = np.empty((), np.float32)
+        b2 = s[0]
+        _k1(p0, p1, p2, b2, 10000000)       # fusion.0
+        _k2(b2, b1.reshape(1), 10000000)    # reduce_fusion.0
+        return (b1,)
 """
 from __future__ import annotations
 
@@ -68,6 +70,7 @@ class DriverBuilder:
         self.globals: dict[str, object] = {"np": np}
         self.lines: list[str] = []
         self.buffer_count = 0
+        self.views: list[tuple[int, tuple, np.dtype]] = []   # (block, shape, dtype)
 
     def new_buffer_name(self, node: Node) -> str:
         if id(node) in self.names:
@@ -97,8 +100,8 @@ class DriverBuilder:
         storage = self.buffers.storage[id(node)]
         name = self.new_buffer_name(node)
         if storage.kind == "pooled":
-            self.lines.append(f"{name} = s[{storage.block}].view(np.{node.dtype.name})"
-                              f"[:{node.size}].reshape({node.shape!r})")
+            view = self.scratch_view(storage.block, node.shape, node.dtype)
+            self.lines.append(f"{name} = {view}")
         else:
             self.lines.append(f"{name} = np.empty({node.shape!r}, np.{node.dtype.name})")
 
@@ -181,24 +184,32 @@ class DriverBuilder:
         where = gen.dot_acc
         if where[0] == "output":
             return self.var(where[1])
-        block = self.buffers.scratch[gen.name]
         _, shape, dtype = where
-        size = int(np.prod(shape, dtype=np.int64))
-        return f"s[{block}].view(np.{np.dtype(dtype).name})[:{size}].reshape({shape!r})"
+        return self.scratch_view(self.buffers.scratch[gen.name], shape, dtype)
+
+    def scratch_view(self, block: int, shape, dtype) -> str:
+        """`s[i]`: a typed view of an arena block, made once per thread (not per call)."""
+        self.views.append((block, tuple(shape), np.dtype(dtype)))
+        return f"s[{len(self.views) - 1}]"
 
 
 def build_driver(plan: FusionPlan, buffers: BufferAssignment,
                  generated: dict[str, GeneratedKernel],
                  dispatchers: dict[str, Callable]) -> tuple[Callable, str]:
-    source, env = DriverBuilder(plan, buffers, generated, dispatchers).build()
+    builder = DriverBuilder(plan, buffers, generated, dispatchers)
+    source, env = builder.build()
     arenas = _Arenas()
     sizes = list(buffers.block_bytes)
+    views = list(builder.views)
 
     def scratch():
-        blocks = arenas.blocks
-        if blocks is None:
-            blocks = arenas.blocks = [np.empty(n, np.uint8) for n in sizes]
-        return blocks
+        ready = arenas.blocks
+        if ready is None:
+            blocks = [np.empty(n, np.uint8) for n in sizes]
+            ready = arenas.blocks = tuple(
+                blocks[block].view(dtype)[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
+                for block, shape, dtype in views)
+        return ready
 
     env["_scratch"] = scratch
     code = compile(source, f"<xlanb driver {plan.graph.name}>", "exec")

@@ -167,3 +167,20 @@ def test_power_of_converted_integer_does_not_crash():
     """`afn` once let LLVM emit powi, whose helper Numba does not link (a segfault)."""
     f = xlanb.jit(lambda t: 0.9 ** t.astype(np.float32))
     np.testing.assert_allclose(f(np.full((), 3, np.int32)), np.float32(0.9) ** 3, rtol=1e-6)
+
+
+def test_one_compiled_function_called_from_several_threads():
+    """Intermediates live in per-thread arenas, so concurrent calls do not collide."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def normalize(x):
+        centered = x - x.mean(axis=1, keepdims=True)
+        return centered / np.sqrt((centered ** 2).mean(axis=1, keepdims=True) + 1e-5)
+
+    f = xlanb.jit(normalize)
+    inputs = [f32(64, 32) * (i + 1) for i in range(8)]
+    f(inputs[0])
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda x: [f(x) for _ in range(20)][-1], inputs))
+    for x, got in zip(inputs, results):
+        np.testing.assert_allclose(got, normalize(x), rtol=1e-4, atol=1e-5)

@@ -24,7 +24,8 @@ import numpy as np
 
 from .buffers import BufferAssignment
 from .codegen.cpu import GeneratedKernel
-from .ir import Graph, Node, Op
+from .collectives import current_communicator
+from .ir import Graph, Node, Op, type_str
 from .ir.interpret import evaluate_node
 from .passes.fusion import FusionPlan, Kernel
 
@@ -51,6 +52,25 @@ class _Arenas(threading.local):
     blocks: list | None = None
 
 
+def all_reduce_call(node: Node, fingerprint: str, description: str,
+                    checked: set[int]) -> Callable:
+    """An all-reduce through this thread's communicator (identity with none).  The first
+    time a communicator runs this program (`checked`: shared by the program's all-reduces),
+    the replicas compare the program first."""
+    kind = node.arg
+
+    def run(out, x):
+        np.copyto(out, x)
+        comm = current_communicator()
+        if comm is None:
+            return
+        if id(comm) not in checked:
+            comm.check_program(fingerprint, description)
+            checked.add(id(comm))
+        comm.all_reduce(out, kind)
+    return run
+
+
 def library_call(node: Node) -> Callable:
     """A library kernel: the reference op on its input arrays, written into `out`."""
     def run(out, *inputs):
@@ -71,6 +91,13 @@ class DriverBuilder:
         self.lines: list[str] = []
         self.buffer_count = 0
         self.views: list[tuple[int, tuple, np.dtype]] = []   # (block, shape, dtype)
+        self.checked_communicators: set[int] = set()
+
+    def program_identity(self) -> tuple[str, str]:
+        """(fingerprint, readable signature) replicas compare before their first collective."""
+        graph = self.plan.graph
+        signature = ", ".join(type_str(p.dtype, p.shape) for p in graph.params)
+        return graph.fingerprint(), f"{graph.name}({signature})"
 
     def new_buffer_name(self, node: Node) -> str:
         if id(node) in self.names:
@@ -140,7 +167,11 @@ class DriverBuilder:
                                   f"{source}.reshape({node.shape!r})")
                 return
             self.allocate(node)
-            fn = self.bind(library_call(node), "lib")
+            if node.op is Op.ALL_REDUCE:
+                fn = self.bind(all_reduce_call(node, *self.program_identity(),
+                                               self.checked_communicators), "allreduce")
+            else:
+                fn = self.bind(library_call(node), "lib")
             operands = ", ".join(self.var(i) for i in node.inputs)
             self.lines.append(f"{fn}({self.var(node)}, {operands})   # {kernel.name}")
             return

@@ -8,7 +8,8 @@ from .simplify import simplify
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
 from .layout import fold_transposes
+from .all_reduce_combiner import all_reduce_combiner
 
 __all__ = ["OPTIMIZE_PIPELINE", "PASSES", "PassError", "PassRecord", "register_pass",
            "run_pipeline", "timed", "simplify", "eliminate_common_subexpressions",
-           "eliminate_dead_code", "fold_transposes"]
+           "eliminate_dead_code", "fold_transposes", "all_reduce_combiner"]

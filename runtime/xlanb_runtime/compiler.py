@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from . import flags
 from .buffers import assign_buffers
 from .codegen import cache
 from .codegen.cpu import generate
@@ -70,7 +71,13 @@ def compile_kernel(gen) -> tuple[object, float]:
 def compile(graph: Graph, target: str = "cpu", options: CompileOptions | None = None,
             report: CompileReport | None = None) -> Executable:
     options = options or CompileOptions()
-    report = report or CompileReport(graph.name, target)
+    with flags.active(flags.from_environment()):
+        return _compile(graph, target, options,
+                        report or CompileReport(graph.name, target))
+
+
+def _compile(graph: Graph, target: str, options: CompileOptions,
+             report: CompileReport) -> Executable:
     records = []
     start = time.perf_counter()
     optimized, records = run_pipeline(graph, options.pipeline,

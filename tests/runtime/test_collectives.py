@@ -70,3 +70,15 @@ def test_compiled_program_issues_one_call_per_dtype_through_the_communicator():
     np.testing.assert_array_equal(outs[3], np.full((3,), 6.0))
     assert len(comm.calls) == 4                       # 2 dtypes x 2 steps
     assert len(comm.checked) == 1 and "f32[4,3]" in comm.checked[0]
+
+
+def test_threshold_flag_and_unknown_flags(monkeypatch):
+    import pytest
+    from xlanb_runtime.flags import FlagError, parse
+    assert parse("--xla_allreduce_combine_threshold_bytes=40")\
+        .xla_allreduce_combine_threshold_bytes == 40
+    with pytest.raises(FlagError, match="known flags: --xla_allreduce_combine"):
+        parse("--xla_bogus=1")
+    monkeypatch.setenv("XLANB_FLAGS", "--xla_allreduce_combine_threshold_bytes=40")
+    executable = runtime.compile(gradient_like_graph())
+    assert sum(n.op is Op.ALL_REDUCE for n in executable.optimized.nodes) == 3

@@ -12,14 +12,14 @@ of one per gradient array, so the per-call latency is paid once.
 
 Precondition: none.  Only all-reduces that do not depend on one another are packed
 together (the combined one would otherwise wait for itself), and a bucket closes at the
-byte threshold (`COMBINE_THRESHOLD_BYTES`, the `--xla_allreduce_combine_threshold_bytes`
-flag).  Cost: one copy into the packed buffer and one out of it; the slices usually fuse
+byte threshold (`--xla_allreduce_combine_threshold_bytes` in XLANB_FLAGS, default 32 MiB).  Cost: one copy into the packed buffer and one out of it; the slices usually fuse
 into their consumers.
 """
 from __future__ import annotations
 
 from ..ir import Graph, Node, Op, with_inputs
 from ..ir import builder as B
+from .. import flags
 from .pipeline import register_pass
 
 COMBINE_THRESHOLD_BYTES = 32 * 1024 * 1024
@@ -115,4 +115,4 @@ def _packed_all_reduce(bucket: list[Node], operands: list[Node]) -> Node:
 
 @register_pass("all-reduce-combiner")
 def all_reduce_combiner(graph: Graph) -> Graph:
-    return combine_all_reduces(graph, COMBINE_THRESHOLD_BYTES)
+    return combine_all_reduces(graph, flags.current().xla_allreduce_combine_threshold_bytes)

@@ -116,9 +116,30 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
                        "compile_seconds": k.compile_seconds, "decisions": k.decisions,
                        "flops": k.flops, "bytes_accessed": k.bytes_accessed,
                        "locations": k.locations, "source": k.source} for k in kernels]
+    report.graph = graph_summary(plan)
     report.memory = executable.memory_analysis()
     report.cost = {k: v for k, v in executable.cost_analysis().items() if k != "kernels"}
     return executable
+
+
+def graph_summary(plan) -> dict:
+    """The optimized graph as report data: what the fused-kernel graph view draws."""
+    graph = plan.graph
+    ids = {id(n): i for i, n in enumerate(graph.nodes)}
+    member_of: dict[int, list[str]] = {}
+    for kernel in plan.kernels:
+        for node in kernel.nodes:
+            member_of.setdefault(id(node), []).append(kernel.name)
+    nodes = [{"id": ids[id(n)], "op": n.op.value, "shape": list(n.shape),
+              "dtype": n.dtype.name, "loc": n.loc, "kernels": member_of.get(id(n), [])}
+             for n in graph.nodes]
+    edges = []
+    for n in graph.nodes:
+        for i in n.inputs:
+            fused = bool(set(member_of.get(id(n), [])) & set(member_of.get(id(i), [])))
+            edges.append({"src": ids[id(i)], "dst": ids[id(n)], "fused": fused})
+    return {"nodes": nodes, "edges": edges,
+            "outputs": [ids[id(o)] for o in graph.outputs]}
 
 
 def _add_records(report: CompileReport, records, start: float) -> None:

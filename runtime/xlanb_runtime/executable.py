@@ -16,7 +16,11 @@ step); outputs are fresh arrays the caller owns.
 """
 from __future__ import annotations
 
+import collections
+import re
+import statistics
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -26,7 +30,7 @@ from .buffers import BufferAssignment
 from .codegen.cpu import GeneratedKernel
 from .collectives import current_communicator
 from .ir import Graph, Node, Op, type_str
-from .ir.interpret import evaluate_node
+from .ir.interpret import evaluate_node, interpret
 from .passes.fusion import FusionPlan, Kernel
 
 
@@ -184,7 +188,8 @@ class DriverBuilder:
             out_shape = shape3[1:] if flat else shape3
             self.lines.append(f"np.matmul({self.matmul_operand(*lhs, flat)}, "
                               f"{self.matmul_operand(*rhs, flat)}, "
-                              f"out={self.dot_accumulator(gen)}.reshape({out_shape!r}))")
+                              f"out={self.dot_accumulator(gen)}.reshape({out_shape!r}))"
+                              f"   # {kernel.name}")
         if gen.has_function:
             call_args = [self.call_arg(arg, gen) for arg in gen.args]
             fn = self.bind(self.dispatchers[kernel.name], "k")
@@ -248,6 +253,23 @@ def build_driver(plan: FusionPlan, buffers: BufferAssignment,
     return env["run"], source
 
 
+_KERNEL_LINE = re.compile(r"^(\s+)(?!#).*   # (\S+)$")
+
+
+def instrument(source: str) -> str:
+    """The driver with each kernel's work timed into `_timings[name]` (a list per call)."""
+    lines = []
+    for line in source.splitlines():
+        match = _KERNEL_LINE.match(line)
+        if match:
+            indent, name = match.groups()
+            lines += [f"{indent}_t = _perf()", line,
+                      f"{indent}_timings[{name!r}].append(_perf() - _t)"]
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 class Executable:
     """A compiled program: `run(flat_args)` plus everything the report shows about it."""
 
@@ -262,6 +284,36 @@ class Executable:
         return self.driver(*args)
 
     __call__ = run
+
+    def profile(self, args: Sequence[np.ndarray], repeats: int = 5) -> dict:
+        """Measured seconds (medians over `repeats` calls): per kernel, the whole fused
+        program, and op by op in the interpreter (total and per IR op kind).  Also stored
+        in `report.timings` for the report views."""
+        env = dict(self.driver.__globals__)
+        timings: dict[str, list[float]] = collections.defaultdict(list)
+        env.update(_perf=time.perf_counter, _timings=timings)
+        exec(compile(instrument(self.driver_source), "<xlanb profiled driver>", "exec"), env)
+        totals, unfused, per_op = [], [], collections.defaultdict(list)
+        env["run"](*args)                                         # warm caches and arenas
+        for _ in range(repeats):
+            start = time.perf_counter()
+            env["run"](*args)
+            totals.append(time.perf_counter() - start)
+        for _ in range(max(1, repeats // 2)):
+            op_times: dict[str, float] = collections.defaultdict(float)
+            start = time.perf_counter()
+            interpret(self.graph, args, timings=op_times)
+            unfused.append(time.perf_counter() - start)
+            for op, seconds in op_times.items():
+                per_op[op].append(seconds)
+        result = {
+            "fused_seconds": statistics.median(totals),
+            "unfused_seconds": statistics.median(unfused),
+            "kernels": {name: statistics.median(ts[1:] or ts) for name, ts in timings.items()},
+            "unfused_ops": {op: statistics.median(ts) for op, ts in per_op.items()},
+        }
+        self.report.timings = result
+        return result
 
     def as_text(self) -> str:
         from .ir.printer import node_names, print_graph

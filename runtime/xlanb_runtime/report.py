@@ -29,6 +29,11 @@ class CompileReport:
     kernels: list[dict] = field(default_factory=list)
     memory: dict = field(default_factory=dict)
     cost: dict = field(default_factory=dict)
+    # the optimized graph: nodes (id, op, shape, dtype, loc, kernels) and edges (src, dst,
+    # fused: the value stays in registers inside one kernel, else it goes through memory)
+    graph: dict = field(default_factory=dict)
+    # measured seconds per kernel and in total, fused and op by op (filled by profiling)
+    timings: dict = field(default_factory=dict)
     origin: float = field(default_factory=time.perf_counter)
 
     @contextmanager

@@ -6,6 +6,7 @@ falls back to.  One table entry per op; each returns an array of exactly the nod
 from __future__ import annotations
 
 import math
+import time
 from typing import Callable, Sequence
 
 import numpy as np
@@ -207,8 +208,11 @@ def _evaluate(node: Node, values: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def interpret(graph: Graph, args: Sequence[np.ndarray], *,
-              on_node: Callable[[Node, np.ndarray], None] | None = None) -> list[np.ndarray]:
-    """Run `graph` on `args`; returns fresh arrays (never views of the inputs)."""
+              on_node: Callable[[Node, np.ndarray], None] | None = None,
+              timings: dict | None = None) -> list[np.ndarray]:
+    """Run `graph` on `args`; returns fresh arrays (never views of the inputs).
+
+    `timings`, if given, accumulates seconds per op name (the op-by-op profile)."""
     env: dict[int, np.ndarray] = {}
     for param in graph.params:
         env[id(param)] = np.asarray(args[param.arg])
@@ -216,7 +220,13 @@ def interpret(graph: Graph, args: Sequence[np.ndarray], *,
         for node in graph.nodes:
             if node.op is Op.PARAMETER:
                 continue
-            env[id(node)] = _evaluate(node, [env[id(i)] for i in node.inputs])
+            if timings is None:
+                env[id(node)] = _evaluate(node, [env[id(i)] for i in node.inputs])
+            else:
+                start = time.perf_counter()
+                env[id(node)] = _evaluate(node, [env[id(i)] for i in node.inputs])
+                timings[node.op.value] = timings.get(node.op.value, 0.0) + \
+                    time.perf_counter() - start
             if on_node is not None:
                 on_node(node, env[id(node)])
     return [np.array(env[id(o)], copy=True) for o in graph.outputs]

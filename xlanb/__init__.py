@@ -7,13 +7,15 @@
 from .api import (CacheInfo, Compiled, JitFunction, Lowered, RecompilationWarning,
                   disable_jit, jit)
 from .autodiff import grad, value_and_grad
-from . import datasets, models, nn, optim, random, training
+from . import config, datasets, models, nn, optim, random, training
 from .errors import (CompileError, ConcretizationError, DataDependentShapeError,
                      ShapeMismatchError, UnsupportedNumPyFunctionError)
+from xlanb_runtime.executable import NonFiniteError
 
 __version__ = "0.1.0"
 
 __all__ = ["CacheInfo", "Compiled", "CompileError", "ConcretizationError",
-           "DataDependentShapeError", "JitFunction", "Lowered", "RecompilationWarning",
+           "DataDependentShapeError", "JitFunction", "Lowered", "NonFiniteError",
+           "RecompilationWarning",
            "ShapeMismatchError", "UnsupportedNumPyFunctionError", "disable_jit", "grad", "jit",
-           "datasets", "models", "nn", "optim", "random", "training", "value_and_grad"]
+           "config", "datasets", "models", "nn", "optim", "random", "training", "value_and_grad"]

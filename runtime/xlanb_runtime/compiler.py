@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from . import flags
+from . import flags, trace_events
 from .buffers import assign_buffers
+from .dump import ModuleDumper, fusion_dot
 from .codegen import cache
 from .codegen.cpu import generate
 from .executable import CompiledKernel, Executable, build_driver
-from .ir import Graph
+from .ir import Graph, print_graph
 from .passes import OPTIMIZE_PIPELINE, run_pipeline, timed
 from .passes import cost_model
 from .passes.fusion import plan_fusion
@@ -78,22 +79,43 @@ def compile(graph: Graph, target: str = "cpu", options: CompileOptions | None = 
 
 def _compile(graph: Graph, target: str, options: CompileOptions,
              report: CompileReport) -> Executable:
-    records = []
+    settings = flags.current()
+    dumper = ModuleDumper(settings.xla_dump_to, graph.name) if settings.xla_dump_to else None
+    if dumper and settings.xla_dump_hlo_as_text:
+        dumper.write("before_optimizations.txt", print_graph(graph))
     start = time.perf_counter()
-    optimized, records = run_pipeline(graph, options.pipeline,
-                                      disabled=options.disabled_passes)
+    optimized, records = run_pipeline(
+        graph, options.pipeline, disabled=options.disabled_passes,
+        dump=dumper.after_pass(settings.xla_dump_hlo_pass_re)
+        if dumper and settings.xla_dump_hlo_pass_re else None)
     plan = timed("fusion", lambda g: plan_fusion(g, options.fusion), optimized, records)
     _add_records(report, records, start)
 
-    generated, dispatchers, kernels = {}, {}, []
     with report.phase("codegen", "codegen"):
-        for kernel in plan.kernels:
-            if kernel.kind != "library":
-                generated[kernel.name] = generate(kernel, numba.config.NUMBA_NUM_THREADS)
+        generated = {k.name: generate(k, numba.config.NUMBA_NUM_THREADS)
+                     for k in plan.kernels if k.kind != "library"}
     scratch = {name: gen.dot_acc[1:] for name, gen in generated.items()
                if gen.dot_acc and gen.dot_acc[0] == "scratch"}
     with report.phase("buffer-assignment", "pass"):
         buffers = assign_buffers(plan, scratch)
+    dispatchers, kernels = _compile_kernels(plan, generated, report)
+    with report.phase("driver", "codegen"):
+        driver, driver_source = build_driver(plan, buffers, generated, dispatchers,
+                                             debug_nans=settings.xla_debug_nans,
+                                             traced=bool(settings.xla_trace_to))
+    executable = Executable(graph, optimized, plan, kernels, driver, driver_source, buffers,
+                            report)
+    _describe(report, executable, plan)
+    if dumper:
+        _dump(dumper, settings, executable, generated)
+    if settings.xla_trace_to:
+        flags.start_tracing_runs()
+        trace_events.record_report(report, settings.xla_trace_to)
+    return executable
+
+
+def _compile_kernels(plan, generated, report):
+    dispatchers, kernels = {}, []
     for kernel in plan.kernels:
         gen = generated.get(kernel.name)
         compile_seconds = 0.0
@@ -105,21 +127,34 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
             kernel.name, kernel.kind, [n.op.value for n in kernel.nodes],
             gen.source if gen else f"# library call: {kernel.root.op.value}",
             kernel.predicted_seconds(), compile_seconds, list(kernel.decisions),
-            sum(cost_model.node_flops(n) for n in kernel.nodes), kernel.read_bytes() + kernel.write_bytes(),
+            sum(cost_model.node_flops(n) for n in kernel.nodes),
+            kernel.read_bytes() + kernel.write_bytes(),
             sorted({n.loc for n in kernel.nodes if n.loc})))
-    with report.phase("driver", "codegen"):
-        driver, driver_source = build_driver(plan, buffers, generated, dispatchers)
-    executable = Executable(graph, optimized, plan, kernels, driver, driver_source, buffers,
-                            report)
+    return dispatchers, kernels
+
+
+def _describe(report: CompileReport, executable: Executable, plan) -> None:
     report.kernels = [{"name": k.name, "kind": k.kind, "ops": k.ops,
                        "predicted_seconds": k.predicted_seconds,
                        "compile_seconds": k.compile_seconds, "decisions": k.decisions,
                        "flops": k.flops, "bytes_accessed": k.bytes_accessed,
-                       "locations": k.locations, "source": k.source} for k in kernels]
+                       "locations": k.locations, "source": k.source}
+                      for k in executable.kernels]
     report.graph = graph_summary(plan)
     report.memory = executable.memory_analysis()
     report.cost = {k: v for k, v in executable.cost_analysis().items() if k != "kernels"}
-    return executable
+
+
+def _dump(dumper: ModuleDumper, settings, executable: Executable, generated) -> None:
+    if settings.xla_dump_hlo_as_text:
+        dumper.write("after_optimizations.txt", executable.as_text())
+    if settings.xla_dump_hlo_as_dot:
+        dumper.write("fusion.dot", fusion_dot(executable.plan))
+    dumper.write("driver.py", executable.driver_source)
+    if settings.xla_dump_kernels:
+        signatures = {name: kernel_signature(gen) for name, gen in generated.items()
+                      if gen.has_function}
+        dumper.kernels(generated, signatures)
 
 
 def graph_summary(plan) -> dict:

@@ -28,6 +28,7 @@ import numpy as np
 
 from .buffers import BufferAssignment
 from .codegen.cpu import GeneratedKernel
+from . import flags
 from .collectives import current_communicator
 from .ir import Graph, Node, Op, type_str
 from .ir.interpret import evaluate_node, interpret
@@ -71,8 +72,46 @@ def all_reduce_call(node: Node, fingerprint: str, description: str,
         if id(comm) not in checked:
             comm.check_program(fingerprint, description)
             checked.add(id(comm))
-        comm.all_reduce(out, kind)
+        if flags.current_tracing():
+            start = time.perf_counter()
+            comm.all_reduce(out, kind)
+            from . import trace_events
+            trace_events.add(f"all-reduce {kind}", "collective", start,
+                             time.perf_counter() - start, bytes=int(out.nbytes))
+        else:
+            comm.all_reduce(out, kind)
     return run
+
+
+class NonFiniteError(FloatingPointError):
+    """`--xla_debug_nans`: a kernel produced NaN or Inf from finite inputs."""
+
+
+def nan_checker(plan: FusionPlan) -> Callable:
+    """The `--xla_debug_nans` hook: after a kernel, find the op that first went non-finite
+    by replaying the kernel's nodes in the interpreter on the same inputs."""
+    kernels = {k.name: k for k in plan.kernels}
+
+    def check(name: str, outputs, inputs) -> None:
+        if all(np.isfinite(o).all() for o in outputs if o.dtype.kind == "f"):
+            return
+        kernel = kernels[name]
+        values = {id(node): value for node, value in zip(kernel.inputs, inputs)}
+        if any(v.dtype.kind == "f" and not np.isfinite(v).all() for v in inputs):
+            return                                   # came in from an argument
+        for node in kernel.nodes:
+            operands = [values[id(i)] if id(i) in values else evaluate_node(i, [])
+                        for i in node.inputs]
+            result = evaluate_node(node, operands)
+            values[id(node)] = result
+            if result.dtype.kind == "f" and not np.isfinite(result).all():
+                where = f" at {node.loc}" if node.loc else ""
+                raise NonFiniteError(
+                    f"`{node.op.value}`{where} produced NaN/Inf in kernel {name} from finite "
+                    f"inputs (--xla_debug_nans); check its operands' range, e.g. log of 0 "
+                    "or overflow in exp")
+        raise NonFiniteError(f"kernel {name} produced NaN/Inf from finite inputs")
+    return check
 
 
 def library_call(node: Node) -> Callable:
@@ -87,7 +126,8 @@ class DriverBuilder:
     """Writes the straight-line driver source for a fusion plan."""
 
     def __init__(self, plan: FusionPlan, buffers: BufferAssignment,
-                 generated: dict[str, GeneratedKernel], dispatchers: dict[str, Callable]):
+                 generated: dict[str, GeneratedKernel], dispatchers: dict[str, Callable],
+                 debug_nans: bool = False):
         self.plan, self.buffers = plan, buffers
         self.generated, self.dispatchers = generated, dispatchers
         self.names: dict[int, str] = {}
@@ -96,6 +136,7 @@ class DriverBuilder:
         self.buffer_count = 0
         self.views: list[tuple[int, tuple, np.dtype]] = []   # (block, shape, dtype)
         self.checked_communicators: set[int] = set()
+        self.debug_nans = debug_nans
 
     def program_identity(self) -> tuple[str, str]:
         """(fingerprint, readable signature) replicas compare before their first collective."""
@@ -178,6 +219,7 @@ class DriverBuilder:
                 fn = self.bind(library_call(node), "lib")
             operands = ", ".join(self.var(i) for i in node.inputs)
             self.lines.append(f"{fn}({self.var(node)}, {operands})   # {kernel.name}")
+            self.check_nans(kernel)
             return
         gen = self.generated[kernel.name]
         for out in kernel.outputs:
@@ -194,6 +236,13 @@ class DriverBuilder:
             call_args = [self.call_arg(arg, gen) for arg in gen.args]
             fn = self.bind(self.dispatchers[kernel.name], "k")
             self.lines.append(f"{fn}({', '.join(call_args)})   # {kernel.name}")
+        self.check_nans(kernel)
+
+    def check_nans(self, kernel: Kernel) -> None:
+        if self.debug_nans:
+            outs = ", ".join(self.var(o) for o in kernel.outputs)
+            ins = ", ".join(self.var(i) for i in kernel.inputs)
+            self.lines.append(f"_check_nans({kernel.name!r}, [{outs}], [{ins}])")
 
     def matmul_operand(self, node: Node, view, transposed: bool, flat: bool) -> str:
         """A dot operand as a (batch, rows, cols) view for np.matmul, or (rows, cols) when
@@ -231,9 +280,17 @@ class DriverBuilder:
 
 def build_driver(plan: FusionPlan, buffers: BufferAssignment,
                  generated: dict[str, GeneratedKernel],
-                 dispatchers: dict[str, Callable]) -> tuple[Callable, str]:
-    builder = DriverBuilder(plan, buffers, generated, dispatchers)
+                 dispatchers: dict[str, Callable], debug_nans: bool = False,
+                 traced: bool = False) -> tuple[Callable, str]:
+    """The driver function and its source; `traced` records every kernel call as a trace
+    event (--xla_trace_to)."""
+    builder = DriverBuilder(plan, buffers, generated, dispatchers, debug_nans)
     source, env = builder.build()
+    env["_check_nans"] = nan_checker(plan)
+    if traced:
+        from . import trace_events
+        env.update(_perf=time.perf_counter, _trace=trace_events.kernel_call)
+        source = instrument(source, "_trace({name!r}, _t)")
     arenas = _Arenas()
     sizes = list(buffers.block_bytes)
     views = list(builder.views)
@@ -256,15 +313,15 @@ def build_driver(plan: FusionPlan, buffers: BufferAssignment,
 _KERNEL_LINE = re.compile(r"^(\s+)(?!#).*   # (\S+)$")
 
 
-def instrument(source: str) -> str:
-    """The driver with each kernel's work timed into `_timings[name]` (a list per call)."""
+def instrument(source: str, record: str = "_timings[{name!r}].append(_perf() - _t)") -> str:
+    """The driver with each kernel's work timed: `record` runs after it (default: append
+    the seconds to `_timings[name]`; traces use `_trace({name!r}, _t)`)."""
     lines = []
     for line in source.splitlines():
         match = _KERNEL_LINE.match(line)
         if match:
             indent, name = match.groups()
-            lines += [f"{indent}_t = _perf()", line,
-                      f"{indent}_timings[{name!r}].append(_perf() - _t)"]
+            lines += [f"{indent}_t = _perf()", line, indent + record.format(name=name)]
         else:
             lines.append(line)
     return "\n".join(lines) + "\n"

@@ -1,6 +1,6 @@
 """Compiler flags: `XLANB_FLAGS` (same spelling as XLA_FLAGS), read at each compile.
 
-    XLANB_FLAGS="--xla_allreduce_combine_threshold_bytes=1048576" python train.py
+    XLANB_FLAGS="--xla_dump_to=/tmp/dump --xla_dump_kernels" python train.py
 
 Unknown flags are an error listing the known ones.  `current()` is the flag set of the
 compile in progress (passes read it; they take only a graph).
@@ -16,6 +16,13 @@ from dataclasses import dataclass, fields, replace
 
 @dataclass(frozen=True)
 class Flags:
+    xla_dump_to: str = ""                       # directory for per-module dumps
+    xla_dump_hlo_as_text: bool = True           # IR before/after optimization (with dump_to)
+    xla_dump_hlo_as_dot: bool = True            # the fusion graph as Graphviz DOT
+    xla_dump_hlo_pass_re: str = ""              # IR after each pass whose name matches
+    xla_dump_kernels: bool = False              # each kernel's .py, .ll and .s
+    xla_trace_to: str = ""                      # Chrome trace event file (Perfetto)
+    xla_debug_nans: bool = False                # fail at the first kernel making NaN/Inf
     xla_allreduce_combine_threshold_bytes: int = 32 * 1024 * 1024
 
 
@@ -34,15 +41,33 @@ def parse(text: str, base: Flags | None = None) -> Flags:
                             + ", ".join(f"--{n}" for n in sorted(known)))
         kind = known[name].type
         try:
-            parsed = int(value) if kind in ("int", int) else value or True
+            if kind in ("int", int):
+                parsed = int(value)
+            elif kind in ("bool", bool):
+                parsed = value.lower() not in ("0", "false", "no") if value else True
+            else:
+                parsed = value
         except ValueError:
             raise FlagError(f"--{name} needs an integer, got {value!r}") from None
         flags = replace(flags, **{name: parsed})
     return flags
 
 
+_overrides: dict = {}
+
+
+def update(**values) -> None:
+    """Set flags from code (`xlanb.config.update(xla_dump_to="/tmp/d")`); they apply on top
+    of XLANB_FLAGS to every later compile."""
+    known = {f.name for f in fields(Flags)}
+    for name in values:
+        if name not in known:
+            raise FlagError(f"unknown flag {name!r}; known flags: {', '.join(sorted(known))}")
+    _overrides.update(values)
+
+
 def from_environment() -> Flags:
-    return parse(os.environ.get("XLANB_FLAGS", ""))
+    return replace(parse(os.environ.get("XLANB_FLAGS", "")), **_overrides)
 
 
 _current: contextvars.ContextVar[Flags] = contextvars.ContextVar("xlanb_flags",
@@ -60,3 +85,16 @@ def active(flags: Flags):
         yield flags
     finally:
         _current.reset(token)
+
+
+_tracing = False
+
+
+def start_tracing_runs() -> None:
+    """Called by a compile with --xla_trace_to: collectives record run-time events."""
+    global _tracing
+    _tracing = True
+
+
+def current_tracing() -> bool:
+    return _tracing

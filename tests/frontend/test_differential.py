@@ -206,3 +206,25 @@ def test_random_program_generator_covers_every_step_kind(dtype):
     fn, args = build((dtype, [(3, 4), (4,)], steps, 0))
     out = fn(*args)
     assert np.asarray(out[0]).shape == (4, 2)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs())
+def test_random_program_gradients_compiled_equal_interpreted(program):
+    """Forward + backward graphs stress fusion (multi-output, cycles, duplication)."""
+    dtype, shapes, steps, seed = program
+    if np.dtype(dtype).kind != "f":
+        return
+    fn, args = build((np.float64, shapes, steps, seed))
+
+    def loss(*arrays):
+        out, side = fn(*arrays)
+        return (np.tanh(out) * 0.5).sum() + (side * side).sum() * 0.1
+
+    grad = xlanb.grad(loss, argnums=tuple(range(len(args))))
+    with np.errstate(all="ignore"):
+        compiled = xlanb.jit(grad)(*args)
+        expected = grad(*args)
+    for got, want in zip(compiled, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)

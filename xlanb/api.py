@@ -16,7 +16,6 @@ import contextlib
 import contextvars
 import functools
 import inspect
-import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -29,7 +28,7 @@ from xlanb_runtime.report import CompileReport
 
 from .pytree import make_unflattener
 from .tracing import trace
-from .tracing.tracer import flatten_args, is_array_leaf
+from .tracing.tracer import flatten_args
 
 RECOMPILE_WARNING_THRESHOLD = 8
 

@@ -5,3 +5,5 @@ __version__ = "0.1.0"
 from .compiler import CompileOptions, compile  # noqa: E402
 from .executable import CompiledKernel, Executable  # noqa: E402
 from .report import CompileReport  # noqa: E402
+
+__all__ = ["CompileOptions", "CompileReport", "CompiledKernel", "Executable", "compile"]

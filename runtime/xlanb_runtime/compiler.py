@@ -10,7 +10,7 @@ function (same source, sizes are arguments) costs only tracing and planning.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numba
 import numpy as np

@@ -132,9 +132,13 @@ def rebuild(graph: Graph, rewrite, name: str | None = None) -> Graph:
     rewrite sees its inputs already rewritten.
     """
     mapping: dict[int, Node] = {}
+    changed = False
     for node in graph.nodes:
         new_inputs = tuple(mapping[id(i)] for i in node.inputs)
-        mapping[id(node)] = rewrite(node, new_inputs)
+        mapping[id(node)] = new = rewrite(node, new_inputs)
+        changed = changed or new is not node
+    if not changed and (name is None or name == graph.name):
+        return graph                     # nothing rewritten: the same graph object
     return Graph([mapping[id(p)] for p in graph.params],
                  [mapping[id(o)] for o in graph.outputs], name or graph.name)
 

@@ -17,7 +17,7 @@ keeps its own `loc` (the first occurrence).  Cost: none; a merged value may live
 """
 from __future__ import annotations
 
-from ..ir import Graph, Node, with_inputs
+from ..ir import Graph, Node, rebuild, with_inputs
 from ..ir.graph import arg_key
 from ..ir.ops import Op
 from .pipeline import register_pass
@@ -45,15 +45,8 @@ def _hashable(value):
 def eliminate_common_subexpressions(graph: Graph) -> Graph:
     """One node per structural key; returns `graph` itself when nothing merged."""
     canonical: dict[tuple, Node] = {}      # keeps the survivors alive, so their ids are stable
-    mapping: dict[int, Node] = {}
-    changed = False
-    for node in graph.nodes:
-        new = with_inputs(node, [mapping[id(i)] for i in node.inputs])
-        if new.op is not Op.PARAMETER:
-            new = canonical.setdefault(cse_key(new), new)
-        changed = changed or new is not node
-        mapping[id(node)] = new
-    if not changed:
-        return graph
-    return Graph([mapping[id(p)] for p in graph.params],
-                 [mapping[id(o)] for o in graph.outputs], graph.name)
+
+    def merge(node: Node, inputs) -> Node:
+        new = with_inputs(node, inputs)
+        return new if new.op is Op.PARAMETER else canonical.setdefault(cse_key(new), new)
+    return rebuild(graph, merge)

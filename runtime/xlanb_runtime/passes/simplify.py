@@ -37,7 +37,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..ir import Graph, Node, with_inputs
+from ..ir import Graph, Node, with_inputs, rebuild
 from ..ir import builder as B
 from ..ir.interpret import evaluate_node
 from ..ir.ops import COMMUTATIVE, ELEMENTWISE, LEAVES, Op
@@ -156,18 +156,10 @@ def rewrite(graph: Graph, rules: Rules) -> Graph:
     """Apply `rules` bottom-up (each node sees its inputs already rewritten).
 
     Returns `graph` itself when no rule fired; never mutates a node."""
-    mapping: dict[int, Node] = {}
-    changed = False
-    for node in graph.nodes:
-        new = with_inputs(node, [mapping[id(i)] for i in node.inputs])
-        if new.op is not Op.PARAMETER:
-            new = rules.apply(new)
-        changed = changed or new is not node
-        mapping[id(node)] = new
-    if not changed:
-        return graph
-    return Graph([mapping[id(p)] for p in graph.params],
-                 [mapping[id(o)] for o in graph.outputs], graph.name)
+    def apply(node: Node, inputs) -> Node:
+        new = with_inputs(node, inputs)
+        return new if new.op is Op.PARAMETER else rules.apply(new)
+    return rebuild(graph, apply)
 
 
 # -- constants and splats ------------------------------------------------------------------

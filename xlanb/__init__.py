@@ -7,7 +7,8 @@
 from .api import (CacheInfo, Compiled, JitFunction, Lowered, RecompilationWarning,
                   disable_jit, jit)
 from .autodiff import grad, value_and_grad
-from . import config, datasets, models, nn, optim, random, training
+from . import (checkpoint, config, datasets, distribute, models, nn, optim, random,
+               training)
 from .errors import (CompileError, ConcretizationError, DataDependentShapeError,
                      ShapeMismatchError, UnsupportedNumPyFunctionError)
 from xlanb_runtime.executable import NonFiniteError
@@ -18,4 +19,4 @@ __all__ = ["CacheInfo", "Compiled", "CompileError", "ConcretizationError",
            "DataDependentShapeError", "JitFunction", "Lowered", "NonFiniteError",
            "RecompilationWarning",
            "ShapeMismatchError", "UnsupportedNumPyFunctionError", "disable_jit", "grad", "jit",
-           "config", "datasets", "models", "nn", "optim", "random", "training", "value_and_grad"]
+           "checkpoint", "config", "datasets", "distribute", "models", "nn", "optim", "random", "training", "value_and_grad"]

@@ -16,6 +16,7 @@ import contextlib
 import contextvars
 import functools
 import inspect
+import threading
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -140,6 +141,7 @@ class JitFunction:
         self.options = xlanb_runtime.CompileOptions(fusion=fusion)
         self._cache: dict = {}
         self._fast_cache: dict = {}       # cheap structural key -> the same Compiled
+        self._compile_lock = threading.Lock()
         self._interpreted: dict = {}
         self._hits = self._misses = 0
         self._simple = not self.static_argnums
@@ -166,11 +168,16 @@ class JitFunction:
         key = self._key(leaves, in_tree, static, args, kwargs)
         compiled = self._cache.get(key)
         if compiled is None:
-            self._misses += 1
-            compiled = self._lower(args, kwargs).compile()
-            self._cache[key] = compiled
-            self.last_compiled = compiled
-            self._check_recompiles()
+            with self._compile_lock:      # replica threads share one program, compiled once
+                compiled = self._cache.get(key)
+                if compiled is None:
+                    self._misses += 1
+                    compiled = self._lower(args, kwargs).compile()
+                    self._cache[key] = compiled
+                    self.last_compiled = compiled
+                    self._check_recompiles()
+                else:
+                    self._hits += 1
         else:
             self._hits += 1
         if fast is not None:

@@ -5,6 +5,7 @@ the same gathered data, or the same broken barrier), so no replica is left waiti
 """
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 
@@ -62,15 +63,28 @@ def split_parts(description: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def first_difference(a: str, b: str) -> tuple[int, str, str] | None:
-    """(index, part of a, part of b) of the first differing top-level part, or None."""
+def first_difference(a: str, b: str, label: str = "part") -> tuple[str, str, str] | None:
+    """(where, part of a, part of b) for the first differing top-level part, or None.
+
+    A call-like part, "train_step(f32[8, 4], i64[8])", is compared argument by argument, so
+    the answer is ("argument 0", "f32[8, 4]", "f32[6, 4]") rather than the whole call.
+    """
     pa, pb = split_parts(a), split_parts(b)
     for i in range(max(len(pa), len(pb))):
         x = pa[i] if i < len(pa) else "<nothing>"
         y = pb[i] if i < len(pb) else "<nothing>"
-        if x != y:
-            return i, x, y
+        if x == y:
+            continue
+        call_x, call_y = _CALL.match(x), _CALL.match(y)
+        if call_x and call_y and call_x.group(1) == call_y.group(1):
+            inner = first_difference(call_x.group(2), call_y.group(2), "argument")
+            if inner is not None:
+                return inner
+        return f"{label} {i}", x, y
     return None
+
+
+_CALL = re.compile(r"^([\w.]+)\((.*)\)$", re.DOTALL)
 
 
 def _mismatch_message(signatures: Sequence[tuple[str, str]], what: str) -> str:
@@ -92,8 +106,8 @@ def _mismatch_message(signatures: Sequence[tuple[str, str]], what: str) -> str:
                          f"but different {what}s (fingerprints {signatures[reference[0]][0]}"
                          f" vs {fingerprint})")
         else:
-            index, x, y = diff
-            lines.append(f"  first difference, part {index}: {x} on {_ranks(reference)} vs "
+            where, x, y = diff
+            lines.append(f"  first difference, {where}: {x} on {_ranks(reference)} vs "
                          f"{y} on {_ranks(ranks)}")
     lines.append("Give every replica the same program and argument shapes, e.g. "
                  "`strategy.shard(global_batch)` on a batch that divides evenly.")

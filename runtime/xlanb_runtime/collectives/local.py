@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .errors import CollectiveAbortedError, CollectiveTimeoutError, ReplicaMismatchError
-from .mpi import check_buffer
+from .mpi import check_buffer, divide_in_place
 
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -95,13 +95,22 @@ class LocalGroup:
 
     # -- used by the communicators ---------------------------------------------------------
     def exchange(self, rank: int, value: Any, what: str) -> list[Any]:
-        """Deposit `value`, wait for all, return every replica's value (in rank order)."""
-        self._arrivals[rank] += 1
-        self._slots[rank] = value
-        self._wait(rank, what)
-        return list(self._slots)
+        """Deposit `value`, wait for all, return every replica's value (in rank order).
 
-    def _wait(self, rank: int, what: str) -> None:
+        `what` names the collective ("all_reduce(sum)", "check_program"): replicas in
+        different collectives raise ReplicaMismatchError, all of them, instead of reading
+        each other's data.
+        """
+        self._arrivals[rank] += 1
+        self._slots[rank] = (what, value)
+        self.wait(rank, what)
+        slots = list(self._slots)
+        if any(tag != what for tag, _ in slots):
+            self.wait(rank, what)                     # everybody has read the slots
+            raise ReplicaMismatchError([(tag, tag) for tag, _ in slots], what="collective")
+        return [value for _, value in slots]
+
+    def wait(self, rank: int, what: str) -> None:
         try:
             self._barrier.wait()
         except threading.BrokenBarrierError:
@@ -127,37 +136,41 @@ class LocalCommunicator:
         self.calls = 0
         self.bytes = 0
         self.programs_checked = 0
+        self.verified: set[str] = set()
 
     def all_reduce(self, buffer: np.ndarray, kind: str = "sum") -> None:
         """Reduce `buffer` in place across the group's replicas (identical bits on each)."""
         check_buffer(buffer, kind)
         group = self.group
-        slots = group.exchange(self.rank, buffer, "all_reduce")
+        slots = group.exchange(self.rank, buffer, f"all_reduce({kind})")
         signatures = [(f"{b.dtype}{list(b.shape)}", f"{b.dtype}{list(b.shape)}")
                       for b in slots]
         if len({s for s, _ in signatures}) > 1:
-            group._wait(self.rank, "all_reduce")     # everybody has seen the slots
+            group.wait(self.rank, "all_reduce")     # everybody has seen the slots
             raise ReplicaMismatchError(signatures, what="all-reduce buffer")
         result = slots[0].copy()
         reducer = _REDUCERS[kind]
         for other in slots[1:]:
             reducer(result, other, out=result)
         if kind == "mean":
-            np.divide(result, result.dtype.type(self.size), out=result)
-        group._wait(self.rank, "all_reduce")          # all have read before anyone writes
+            divide_in_place(result, self.size)
+        group.wait(self.rank, "all_reduce")          # all have read before anyone writes
         buffer[...] = result
         self.calls += 1
         self.bytes += buffer.nbytes
 
     def check_program(self, fingerprint: str, description: str) -> None:
         """Compare every replica's fingerprint; raise ReplicaMismatchError on all if any
-        differs."""
+        differs.  A fingerprint verified once is not compared again (see mpi.py)."""
+        if fingerprint in self.verified:
+            return
         self.programs_checked += 1
         signatures = self.group.exchange(self.rank, (str(fingerprint), str(description)),
                                          "check_program")
-        self.group._wait(self.rank, "check_program")
+        self.group.wait(self.rank, "check_program")
         if len({fp for fp, _ in signatures}) > 1:
             raise ReplicaMismatchError(signatures)
+        self.verified.add(fingerprint)
 
     def barrier(self) -> None:
         self.group.exchange(self.rank, None, "barrier")

@@ -123,6 +123,16 @@ def rng_bits(key, shape) -> np.ndarray:
     return z.reshape(shape)
 
 
+def _all_reduce(x, kind):
+    """Through this thread's communicator (see collectives); the identity on one replica."""
+    from ..collectives import current_communicator
+    out = np.array(x, copy=True)
+    comm = current_communicator()
+    if comm is not None:
+        comm.all_reduce(out, kind)
+    return out
+
+
 def _sign(x):
     return np.sign(x)
 
@@ -186,7 +196,7 @@ EVAL: dict[Op, Callable] = {
     Op.DOT: lambda n, x, y: _dot(x, y, n.arg),
     Op.GATHER: lambda n, x, i: np.take(x, _clamped(i, x, n.arg), axis=n.arg),
     Op.SCATTER_ADD: lambda n, x, i, u: _scatter_add(x, i, u, n.arg),
-    Op.ALL_REDUCE: lambda n, x: x,      # one replica; collectives substitute a communicator
+    Op.ALL_REDUCE: lambda n, x: _all_reduce(x, n.arg),
     Op.RNG_BITS: lambda n, key: rng_bits(key, n.shape),
 }
 

@@ -39,6 +39,7 @@ from xlanb_runtime import collectives
 from xlanb_runtime.collectives.errors import (CollectiveAbortedError, CollectiveTimeoutError,
                                               ReplicaMismatchError)
 from xlanb_runtime.collectives.local import DEFAULT_TIMEOUT_S, LocalGroup
+from xlanb_runtime.ir import Op
 from xlanb_runtime.ir import builder as B
 
 from .pytree import tree_flatten, tree_unflatten
@@ -117,7 +118,8 @@ class ReplicaContext:
         """
         kind = _kind(op)
         leaves, treedef = tree_flatten(value)
-        return tree_unflatten(treedef, [_all_reduce_leaf(kind, leaf) for leaf in leaves])
+        return tree_unflatten(treedef, [_all_reduce_leaf(kind, leaf, self.num_replicas_in_sync)
+                                        for leaf in leaves])
 
     def __repr__(self) -> str:
         return (f"ReplicaContext(replica_id_in_sync_group={self.replica_id_in_sync_group}, "
@@ -135,12 +137,19 @@ def get_replica_context() -> ReplicaContext:
     return _replica_context.get()
 
 
-def _all_reduce_leaf(kind: str, leaf: Any) -> Any:
+def _all_reduce_leaf(kind: str, leaf: Any, replicas: int) -> Any:
     if isinstance(leaf, Tracer) or current_context() is not None:
         with entry("ReplicaContext.all_reduce"), translate_errors():
             node = to_node(leaf)
             if kind == "mean" and node.dtype.kind != "f":
                 node = B.convert(node, np.float64)
+            if kind == "mean" and replicas > 1:
+                # a sum, then a scaling the compiler fuses into the consumers (the
+                # optimizer update): no extra pass over the reduced buffer
+                total = B.all_reduce(node, "sum")
+                scale = B.broadcast(B.constant(np.array(1 / replicas, node.dtype)),
+                                    node.shape)
+                return wrap(B.binary(Op.MUL, total, scale))
             return wrap(B.all_reduce(node, kind))
     buffer = np.array(leaf, order="C", copy=True)
     if kind == "mean" and buffer.dtype.kind != "f":

@@ -12,11 +12,13 @@ from . import (checkpoint, config, datasets, distribute, models, nn, optim, rand
 from .errors import (CompileError, ConcretizationError, DataDependentShapeError,
                      ShapeMismatchError, UnsupportedNumPyFunctionError)
 from xlanb_runtime.executable import NonFiniteError
+from .notebook import load_ipython_extension, unload_ipython_extension
 
 __version__ = "0.1.0"
 
 __all__ = ["CacheInfo", "Compiled", "CompileError", "ConcretizationError",
            "DataDependentShapeError", "JitFunction", "Lowered", "NonFiniteError",
+           "load_ipython_extension", "unload_ipython_extension",
            "RecompilationWarning",
            "ShapeMismatchError", "UnsupportedNumPyFunctionError", "disable_jit", "grad", "jit",
            "checkpoint", "config", "datasets", "distribute", "models", "nn", "optim", "random", "training", "value_and_grad"]

@@ -79,6 +79,9 @@ def compile(graph: Graph, target: str = "cpu", options: CompileOptions | None = 
 
 def _compile(graph: Graph, target: str, options: CompileOptions,
              report: CompileReport) -> Executable:
+    if target == "cuda":
+        from .cuda_executable import compile_cuda
+        return compile_cuda(graph, options, report)
     settings = flags.current()
     dumper = ModuleDumper(settings.xla_dump_to, graph.name) if settings.xla_dump_to else None
     if dumper and settings.xla_dump_hlo_as_text:
@@ -141,6 +144,7 @@ def _describe(report: CompileReport, executable: Executable, plan) -> None:
                        "locations": k.locations, "source": k.source}
                       for k in executable.kernels]
     report.graph = graph_summary(plan)
+    report.ir = executable.as_text()
     report.memory = executable.memory_analysis()
     report.cost = {k: v for k, v in executable.cost_analysis().items() if k != "kernels"}
 

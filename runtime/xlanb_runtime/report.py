@@ -10,6 +10,7 @@ import json
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
 
 
 @dataclass
@@ -34,7 +35,33 @@ class CompileReport:
     graph: dict = field(default_factory=dict)
     # measured seconds per kernel and in total, fused and op by op (filled by profiling)
     timings: dict = field(default_factory=dict)
+    ir: str = ""                     # the optimized IR with its fusion groups (as_text)
     origin: float = field(default_factory=time.perf_counter)
+
+    # Set by xlanb.notebook (the runtime never imports the front end): the class that draws
+    # a report, so scripts get the notebook's pictures from `save_html` and `plot_*`.
+    viewer: ClassVar[Any] = None
+
+    def _view(self):
+        if CompileReport.viewer is None:
+            raise RuntimeError("report views need the front end: `import xlanb.notebook`")
+        return CompileReport.viewer(self)
+
+    def save_html(self, path: str) -> None:
+        """The report as a standalone HTML page with its charts (PNG) embedded."""
+        self._view().save_html(path)
+
+    def plot_timeline(self):
+        return self._view().plot_timeline()
+
+    def plot_graph(self):
+        return self._view().plot_graph()
+
+    def plot_timing(self):
+        return self._view().plot_timing()
+
+    def plot_memory(self):
+        return self._view().plot_memory()
 
     @contextmanager
     def phase(self, name: str, category: str = "other", **detail):

@@ -122,3 +122,7 @@ class TracerLeakError(CompileError):
 
     Fix: return the value from the function instead of keeping it elsewhere.
     """
+
+
+# Raised by the runtime, re-exported here with the other user-facing errors.
+from xlanb_runtime.codegen.cuda import CudaUnavailableError  # noqa: E402,F401

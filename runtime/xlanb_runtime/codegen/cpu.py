@@ -165,10 +165,8 @@ class _Codegen:
         elif node.op is Op.SLICE:
             mapped = tuple(_affine(i, start, step) for i, (start, _, step) in zip(idx, node.arg))
             return self.value(node.inputs[0], mapped, cache)
-        elif node.op is Op.RESHAPE:          # unit-dim reshapes only (see fusion)
-            outer = iter(i for i, n in zip(idx, node.shape) if n != 1)
-            mapped = tuple("0" if n == 1 else next(outer) for n in node.inputs[0].shape)
-            return self.value(node.inputs[0], mapped, cache)
+        elif node.op is Op.RESHAPE:
+            return self.value(node.inputs[0], self._reshape_index(node, idx), cache)
         elif node.op is Op.GATHER:           # np.take: indices clamped into range
             operand, indices = node.inputs
             axis, rank = node.arg, indices.ndim
@@ -197,6 +195,26 @@ class _Codegen:
         for i, size in zip(idx[1:], self.strides[id(node)]):
             text = f"(({text} * {size}) + {i})"
         return text
+
+    def _reshape_index(self, node: Node, idx: tuple[str, ...]) -> tuple[str, ...]:
+        """The operand's index for a reshape: renamed when only size-1 dims change, else
+        the C-order flat index split again (sizes are literals: divisions by constants)."""
+        source = node.inputs[0].shape
+        if [d for d in node.shape if d != 1] == [d for d in source if d != 1]:
+            outer = iter(i for i, n in zip(idx, node.shape) if n != 1)
+            return tuple("0" if n == 1 else next(outer) for n in source)
+        terms, stride = [], 1
+        for i, n in reversed(list(zip(idx, node.shape))):
+            if n != 1:
+                terms.append(i if stride == 1 else f"{i} * {stride}")
+            stride *= n
+        flat = self._assign(" + ".join(reversed(terms)) or "0")
+        mapped, stride = [], 1
+        for n in reversed(source):
+            mapped.append("0" if n == 1 else f"({flat} // {stride}) % {n}" if stride > 1
+                          else f"{flat} % {n}")
+            stride *= n
+        return tuple(reversed(mapped))
 
     def _load(self, buffer: str, idx) -> str:
         return self._assign(self.at(buffer, idx))

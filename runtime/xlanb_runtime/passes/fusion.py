@@ -133,7 +133,9 @@ def squeezed(shape) -> tuple[int, ...]:
 
 
 def is_loop_fusible(node: Node) -> bool:
-    return node.op in LOOP_FUSIBLE or is_unit_reshape(node)
+    """Computable per element of a loop: any reshape too (unit-dim ones by index renaming,
+    others by splitting the flat index with constant divisors)."""
+    return node.op in LOOP_FUSIBLE or node.op is Op.RESHAPE
 
 
 def is_scalar_constant(node: Node) -> bool:

@@ -25,6 +25,23 @@ CELLS = [
     "s = np.sum(x + y * z)",
     "assert np.allclose(s, np.sum(x + y * z), rtol=1e-4), (s, np.sum(x + y * z))\n"
     "print('ok', type(s).__name__)",
+    # the digits training step (softmax regression, one SGD step of batch 100)
+    "import xlanb\n"
+    "(x_train, y_train), _ = xlanb.datasets.load_digits()\n"
+    "xb, yb = x_train[:100], y_train[:100]\n"
+    "w = np.zeros((64, 10), np.float32); b = np.zeros(10, np.float32)",
+    "%%xla --compare\n"
+    "logits = xb @ w + b\n"
+    "_shifted = logits - logits.max(axis=1, keepdims=True)\n"
+    "_p = np.exp(_shifted) / np.exp(_shifted).sum(axis=1, keepdims=True)\n"
+    "_g = (_p - (yb[:, None] == np.arange(10))) / xb.shape[0]\n"
+    "w_new = w - 0.5 * (xb.T @ _g)\n"
+    "b_new = b - 0.5 * _g.sum(axis=0)",
+    "_s = np.exp(xb @ w + b); _s /= _s.sum(axis=1, keepdims=True)\n"
+    "_g = (_s - np.eye(10)[yb]) / 100\n"
+    "assert np.allclose(w_new, w - 0.5 * xb.T @ _g, atol=1e-6)\n"
+    "assert np.allclose(b_new, b - 0.5 * _g.sum(axis=0), atol=1e-6)\n"
+    "print('step ok')",
 ]
 
 
@@ -53,3 +70,9 @@ def test_notebook_with_xla_cell_saves_report_and_fallbacks(tmp_path, monkeypatch
     if "application/vnd.jupyter.widget-view+json" in data:      # ipywidgets installed
         assert saved.metadata["widgets"]
     assert "ok" in "".join(out.get("text", "") for out in saved.cells[2].outputs)
+    step = [out for out in saved.cells[4].outputs if out.output_type == "display_data"]
+    assert len(step) == 1 and step[0].data[MIME_TYPE]["compare"]["allclose"]
+    validate(step[0].data[MIME_TYPE])
+    pngs = step[0].data["text/html"].split("data:image/png;base64,")[1:]
+    assert len(pngs) == 4 and all(len(png.split('"')[0]) > 2000 for png in pngs)
+    assert "step ok" in "".join(out.get("text", "") for out in saved.cells[5].outputs)

@@ -75,9 +75,18 @@ def test_chrome_trace_has_compile_phases_and_kernel_runs(tmp_path, monkeypatch):
         f(*step_args())
     trace_events.flush()
     events = json.loads(path.read_text())["traceEvents"]
-    categories = {e["cat"] for e in events}
-    assert {"trace", "pass", "fusion", "compile", "run"} <= categories
-    assert all(e["ph"] == "X" and e["dur"] >= 0 for e in events)
+    for event in events:                     # the trace-event format's complete events
+        assert {"name", "cat", "ph", "ts", "dur", "pid", "tid"} <= set(event)
+        assert event["ph"] == "X" and event["dur"] >= 0 and isinstance(event["ts"], float)
+    names = {(e["cat"], e["name"]) for e in events}
+    compiled = f.last_compiled
+    for phase in compiled.report.phases:     # every pass, fusion, codegen, kernel compile
+        assert (phase.category, phase.name) in names
+    for kernel in compiled.kernels:
+        if kernel.kind != "library":
+            assert ("compile", f"numba {kernel.name}") in names or kernel.kind == "dot"
+            runs = [e for e in events if e["cat"] == "run" and e["name"] == kernel.name]
+            assert len(runs) >= 2            # one per call
 
 
 def test_debug_nans_names_the_op_and_line(monkeypatch):

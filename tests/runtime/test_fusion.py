@@ -209,3 +209,15 @@ def test_kernel_source_has_no_sizes_so_shapes_share_code():
     small = runtime.compile(parse_graph(CASES[0][1]))
     big = runtime.compile(parse_graph(CASES[0][1].replace("[64]", "[640]")))
     assert small.kernels[0].source == big.kernels[0].source
+
+
+def test_same_kernel_at_another_user_line_shares_the_cache_entry():
+    from xlanb_runtime.codegen import cache
+    first = runtime.compile(parse_graph(CASES[0][1].replace(
+        ": f32[64]\n  %4", ': f32[64] loc="a.py:1"\n  %4')))
+    second = runtime.compile(parse_graph(CASES[0][1].replace(
+        ": f32[64]\n  %4", ': f32[64] loc="b.py:9"\n  %4')))
+    assert first.kernels[0].source != second.kernels[0].source     # shows the user's line
+    assert cache.module_name_for(cache.canonical_source(first.kernels[0].source)) == \
+        cache.module_name_for(cache.canonical_source(second.kernels[0].source))
+    assert second.kernels[0].compile_seconds < 0.05

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -29,6 +30,15 @@ def cache_dir() -> Path:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
         path = Path(base) / "xlanb"
     return path
+
+
+_USER_LINES = re.compile(r"^# user lines: .*\n", re.M)
+
+
+def canonical_source(source: str) -> str:
+    """The source without its `# user lines:` comment: the same kernel written at another
+    line (an edited notebook cell, moved code) shares one cache entry."""
+    return _USER_LINES.sub("", source)
 
 
 def module_name_for(source: str) -> str:
@@ -51,6 +61,7 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def load_module(source: str):
     """Import (writing first if needed) the module holding `source`; memoized per process."""
+    source = canonical_source(source)
     name = module_name_for(source)
     module = _loaded.get(name)
     if module is not None:

@@ -83,16 +83,7 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
         from .cuda_executable import compile_cuda
         return compile_cuda(graph, options, report)
     settings = flags.current()
-    dumper = ModuleDumper(settings.xla_dump_to, graph.name) if settings.xla_dump_to else None
-    if dumper and settings.xla_dump_hlo_as_text:
-        dumper.write("before_optimizations.txt", print_graph(graph))
-    start = time.perf_counter()
-    optimized, records = run_pipeline(
-        graph, options.pipeline, disabled=options.disabled_passes,
-        dump=dumper.after_pass(settings.xla_dump_hlo_pass_re)
-        if dumper and settings.xla_dump_hlo_pass_re else None)
-    plan = timed("fusion", lambda g: plan_fusion(g, options.fusion), optimized, records)
-    _add_records(report, records, start)
+    dumper, optimized, plan = optimize_and_plan(graph, options, report)
 
     with report.phase("codegen", "codegen"):
         generated = {k.name: generate(k, numba.config.NUMBA_NUM_THREADS)
@@ -115,6 +106,24 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
         flags.start_tracing_runs()
         trace_events.record_report(report, settings.xla_trace_to)
     return executable
+
+
+def optimize_and_plan(graph: Graph, options: CompileOptions, report: CompileReport):
+    """The target-independent half of a compile: dumps of the input, the pass pipeline and
+    the fusion plan, all on the report's timeline.  Returns (dumper or None, optimized
+    graph, plan)."""
+    settings = flags.current()
+    dumper = ModuleDumper(settings.xla_dump_to, graph.name) if settings.xla_dump_to else None
+    if dumper and settings.xla_dump_hlo_as_text:
+        dumper.write("before_optimizations.txt", print_graph(graph))
+    start = time.perf_counter()
+    optimized, records = run_pipeline(
+        graph, options.pipeline, disabled=options.disabled_passes,
+        dump=dumper.after_pass(settings.xla_dump_hlo_pass_re)
+        if dumper and settings.xla_dump_hlo_pass_re else None)
+    plan = timed("fusion", lambda g: plan_fusion(g, options.fusion), optimized, records)
+    _add_records(report, records, start)
+    return dumper, optimized, plan
 
 
 def _compile_kernels(plan, generated, report):

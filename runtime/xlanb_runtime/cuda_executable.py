@@ -31,28 +31,19 @@ from .buffers import BufferAssignment, assign_buffers
 from .codegen import cuda as cuda_codegen
 from .dump import ModuleDumper, fusion_dot
 from .executable import CompiledKernel, Executable, all_reduce_call, library_call
-from .ir import Graph, Node, Op, print_graph, type_str
+from .ir import Graph, Node, Op, type_str
 from .ir.interpret import evaluate_node
-from .passes import cost_model, run_pipeline, timed
-from .passes.fusion import FusionPlan, Kernel, plan_fusion
+from .passes import cost_model
+from .passes.fusion import FusionPlan, Kernel
 from .report import CompileReport
 
 
 def compile_cuda(graph: Graph, options, report: CompileReport) -> "CudaExecutable":
     """`compile(graph, target="cuda")`: the CPU target's pipeline and plan, CUDA kernels."""
-    from .compiler import _add_records, _describe
+    from .compiler import _describe, optimize_and_plan
     cuda_codegen.check_available()
     settings = flags.current()
-    dumper = ModuleDumper(settings.xla_dump_to, graph.name) if settings.xla_dump_to else None
-    if dumper and settings.xla_dump_hlo_as_text:
-        dumper.write("before_optimizations.txt", print_graph(graph))
-    start = time.perf_counter()
-    optimized, records = run_pipeline(
-        graph, options.pipeline, disabled=options.disabled_passes,
-        dump=dumper.after_pass(settings.xla_dump_hlo_pass_re)
-        if dumper and settings.xla_dump_hlo_pass_re else None)
-    plan = timed("fusion", lambda g: plan_fusion(g, options.fusion), optimized, records)
-    _add_records(report, records, start)
+    dumper, optimized, plan = optimize_and_plan(graph, options, report)
 
     policy = cuda_codegen.launch_policy()
     generated, on_host = {}, {}
@@ -426,10 +417,9 @@ def write_ptx(dumper: ModuleDumper, gen) -> None:
 def lower_to_ptx(graph: Graph, options=None, cc: tuple[int, int] = (9, 0)) -> dict[str, str]:
     """PTX of every device function the CUDA target would generate for `graph`, with the
     GPU launch policy: needs NVVM but no GPU (and not the simulator)."""
-    from .compiler import CompileOptions
+    from .compiler import CompileOptions, optimize_and_plan
     options = options or CompileOptions()
-    optimized, _ = run_pipeline(graph, options.pipeline, disabled=options.disabled_passes)
-    plan = plan_fusion(optimized, options.fusion)
+    _, _, plan = optimize_and_plan(graph, options, CompileReport(graph.name, "cuda"))
     listings = {}
     for kernel in plan.kernels:
         if kernel.kind == "library":

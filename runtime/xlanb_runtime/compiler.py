@@ -99,12 +99,19 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
                                              traced=bool(settings.xla_trace_to))
     executable = Executable(graph, optimized, plan, kernels, driver, driver_source, buffers,
                             report)
-    _describe(report, executable, plan)
+    return finish(executable, dumper, _dump, generated)
+
+
+def finish(executable, dumper, dump, generated):
+    """The target-independent end of a compile: fill the report, write the dumps (`dump`
+    is the target's writer) and record the compile timeline in the trace."""
+    settings = flags.current()
+    _describe(executable.report, executable, executable.plan)
     if dumper:
-        _dump(dumper, settings, executable, generated)
+        dump(dumper, settings, executable, generated)
     if settings.xla_trace_to:
         flags.start_tracing_runs()
-        trace_events.record_report(report, settings.xla_trace_to)
+        trace_events.record_report(executable.report, settings.xla_trace_to)
     return executable
 
 

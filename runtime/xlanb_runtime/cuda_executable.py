@@ -26,7 +26,6 @@ import time
 
 import numpy as np
 
-from . import flags, trace_events
 from .buffers import BufferAssignment, assign_buffers
 from .codegen import cuda as cuda_codegen
 from .dump import ModuleDumper, fusion_dot
@@ -40,9 +39,8 @@ from .report import CompileReport
 
 def compile_cuda(graph: Graph, options, report: CompileReport) -> "CudaExecutable":
     """`compile(graph, target="cuda")`: the CPU target's pipeline and plan, CUDA kernels."""
-    from .compiler import _describe, optimize_and_plan
+    from .compiler import finish, optimize_and_plan
     cuda_codegen.check_available()
-    settings = flags.current()
     dumper, optimized, plan = optimize_and_plan(graph, options, report)
 
     policy = cuda_codegen.launch_policy()
@@ -63,13 +61,7 @@ def compile_cuda(graph: Graph, options, report: CompileReport) -> "CudaExecutabl
         source = builder.build()
     executable = CudaExecutable(graph, optimized, plan, kernels, source, buffers, report,
                                 builder)
-    _describe(report, executable, plan)
-    if dumper:
-        _dump(dumper, settings, executable, generated)
-    if settings.xla_trace_to:
-        flags.start_tracing_runs()
-        trace_events.record_report(report, settings.xla_trace_to)
-    return executable
+    return finish(executable, dumper, _dump, generated)
 
 
 def _compile_kernels(plan: FusionPlan, generated, on_host, report):

@@ -225,11 +225,12 @@ class DriverBuilder:
         for out in kernel.outputs:
             self.allocate(out)
         if gen.matmul is not None:
-            lhs, rhs, shape3 = gen.matmul
-            flat = shape3[0] == 1                   # 2-D matmul: NumPy's fastest BLAS path
-            out_shape = shape3[1:] if flat else shape3
-            self.lines.append(f"np.matmul({self.matmul_operand(*lhs, flat)}, "
-                              f"{self.matmul_operand(*rhs, flat)}, "
+            lhs, rhs, out_shape = gen.matmul
+            flat = int(np.prod(out_shape[:-2])) == 1   # 2-D matmul: NumPy's fastest BLAS path
+            if flat:
+                out_shape = out_shape[-2:]
+            self.lines.append(f"np.matmul({self.matmul_operand(lhs, flat)}, "
+                              f"{self.matmul_operand(rhs, flat)}, "
                               f"out={self.dot_accumulator(gen)}.reshape({out_shape!r}))"
                               f"   # {kernel.name}")
         if gen.has_function:
@@ -244,16 +245,18 @@ class DriverBuilder:
             ins = ", ".join(self.var(i) for i in kernel.inputs)
             self.lines.append(f"_check_nans({kernel.name!r}, [{outs}], [{ins}])")
 
-    def matmul_operand(self, node: Node, view, transposed: bool, flat: bool) -> str:
-        """A dot operand as a (batch, rows, cols) view for np.matmul, or (rows, cols) when
-        `flat` (copies only when the contraction's dimensions are interleaved in memory)."""
-        perm, shape3 = view
-        src = self.var(node)
-        if perm is not None:
-            src = f"{src}.transpose({perm!r})"
-        src = f"{src}.reshape({(shape3[1:] if flat else shape3)!r})"
-        if transposed:
-            src += ".T" if flat else ".transpose(0, 2, 1)"
+    def matmul_operand(self, view, flat: bool) -> str:
+        """A dot operand as a (*batch, rows, cols) view for np.matmul, or (rows, cols) when
+        `flat`; copies only what BLAS could not read in place."""
+        src = self.var(view.node)
+        if view.perm is not None:
+            src = f"{src}.transpose({view.perm!r})"
+        shape = view.shape[-2:] if flat else view.shape
+        src = f"{src}.reshape({shape!r})"
+        if view.copy:
+            src = f"np.ascontiguousarray({src})"
+        if view.transposed:
+            src += ".T" if flat else ".swapaxes(-1, -2)"
         return src
 
     def call_arg(self, arg, gen: GeneratedKernel) -> str:
@@ -315,15 +318,21 @@ _KERNEL_LINE = re.compile(r"^(\s+)(?!#).*   # (\S+)$")
 
 def instrument(source: str, record: str = "_timings[{name!r}].append(_perf() - _t)") -> str:
     """The driver with each kernel's work timed: `record` runs after it (default: append
-    the seconds to `_timings[name]`; traces use `_trace({name!r}, _t)`)."""
-    lines = []
+    the seconds to `_timings[name]`; traces use `_trace({name!r}, _t)`).  A kernel spanning
+    adjacent lines (a GEMM call and its epilogue) is timed once, over all of them."""
+    lines, open_name = [], None
     for line in source.splitlines():
         match = _KERNEL_LINE.match(line)
-        if match:
-            indent, name = match.groups()
-            lines += [f"{indent}_t = _perf()", line, indent + record.format(name=name)]
-        else:
-            lines.append(line)
+        name = match.group(2) if match else None
+        if open_name is not None and name != open_name:
+            lines.append(open_indent + record.format(name=open_name))
+            open_name = None
+        if match and open_name is None:
+            open_indent, open_name = match.group(1), name
+            lines.append(f"{open_indent}_t = _perf()")
+        lines.append(line)
+    if open_name is not None:
+        lines.append(open_indent + record.format(name=open_name))
     return "\n".join(lines) + "\n"
 
 

@@ -163,6 +163,7 @@ class _Planner:
         self.is_output = {id(o) for o in graph.outputs}
         self.needed: set[int] = set(self.is_output)
         self.producer: dict[int, Kernel] = {}
+        self.computed_in: dict[int, list[Kernel]] = {}     # node -> planned kernels with it
         self.kernels: list[Kernel] = []
         self.counts: dict[str, int] = {}
 
@@ -194,6 +195,8 @@ class _Planner:
         kernel.outputs = _unique([root] + kernel.extra_outputs)
         for out in kernel.outputs:
             self.producer[id(out)] = kernel
+        for node in kernel.nodes:
+            self.computed_in.setdefault(id(node), []).append(kernel)
         for inp in kernel.inputs:
             self.needed.add(id(inp))
         self.kernels.append(kernel)
@@ -311,6 +314,19 @@ class _Planner:
                     stack.append(user)
         return False
 
+    def _memory_readers(self, kernel: Kernel, node: Node) -> list[Node]:
+        """Users of `node` outside `kernel` that will read it from memory.  Kernels are
+        planned consumers first: a user inside planned kernels that all compute `node`
+        themselves (a recomputed tanh, say) reads nothing."""
+        readers = []
+        for user in self.users[id(node)]:
+            if kernel.contains(user):
+                continue
+            homes = self.computed_in.get(id(user), [])
+            if not (homes and all(home.contains(node) for home in homes)):
+                readers.append(user)
+        return readers
+
     def _can_fuse(self, kernel: Kernel, node: Node, placement) -> Decision:
         what = f"{node.op.value} ({_where(node)})"
         if not self.enable:
@@ -339,7 +355,7 @@ class _Planner:
                                    "recomputed there")
         elif not is_loop_fusible(node):
             return Decision.no("")
-        outside = [u for u in self.users[id(node)] if not kernel.contains(u)]
+        outside = self._memory_readers(kernel, node)
         n_outside = len(outside) + (id(node) in self.is_output)
         space = kernel.space(region)
         elements = int(np.prod(space, dtype=np.int64))

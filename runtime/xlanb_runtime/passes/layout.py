@@ -20,6 +20,10 @@ Rules (the LAYOUT table):
     (batch, lhs free, rhs free) must not change.  Same for the rhs;
   * reduce / arg-reduce of transpose(x) reduce x over the remapped axes; when the kept dims
     come out in another order a transpose of the (smaller) result restores it.
+Before the table runs, a dot read only through a transpose whose innermost dim is the dot's
+lhs free dim swaps its operands (dot(a, b) = transpose(dot(b, a))): the two transposes
+compose and the consumer reads rows instead of columns.  Autodiff makes these: the
+gradient of k in `q @ k.T` comes out as (q^T dscores)^T.
 
 Precondition: none.  Cost: never adds work; a dot over a transposed operand reads it with
 strides, which BLAS and einsum handle without a copy.  Sums over a different memory order
@@ -27,7 +31,7 @@ may round differently (NumPy's pairwise summation follows the layout).
 """
 from __future__ import annotations
 
-from ..ir import Graph, Node
+from ..ir import Graph, Node, rebuild, with_inputs
 from ..ir import builder as B
 from ..ir.ops import Op
 from .pipeline import register_pass
@@ -103,7 +107,42 @@ LAYOUT = Rules([
 ])
 
 
+def _reads_lhs_free_innermost(dot: Node, consumer: Node) -> bool:
+    lb, rb, lc, rc = dot.arg
+    lhs, rhs = dot.inputs
+    n_lfree = lhs.ndim - len(lb) - len(lc)
+    n_rfree = rhs.ndim - len(rb) - len(rc)
+    return (consumer.op is Op.TRANSPOSE and n_lfree > 0 and n_rfree > 0
+            and consumer.arg[-1] == len(lb) + n_lfree - 1)
+
+
+def swapped_dot(dot: Node, inputs) -> Node:
+    """dot(a, b) as transpose(dot(b, a)): the same values, rhs free dims first."""
+    lb, rb, lc, rc = dot.arg
+    lhs, rhs = inputs
+    nb = len(lb)
+    n_lfree, n_rfree = lhs.ndim - nb - len(lc), rhs.ndim - nb - len(rc)
+    swapped = B.dot(rhs, lhs, rb, lb, rc, lc)
+    return B.transpose(swapped, list(range(nb)) + [nb + n_rfree + i for i in range(n_lfree)]
+                       + [nb + j for j in range(n_rfree)])
+
+
+def swap_dots_read_transposed(graph: Graph) -> Graph:
+    users = graph.users()
+    outputs = {id(o) for o in graph.outputs}
+    swap = {id(n) for n in graph.nodes if n.op is Op.DOT and id(n) not in outputs
+            and len(users[id(n)]) == 1 and _reads_lhs_free_innermost(n, users[id(n)][0])}
+
+    def apply(node: Node, inputs) -> Node:
+        if id(node) in swap:
+            with B.location(node.loc):
+                return swapped_dot(node, inputs)
+        return with_inputs(node, inputs)
+    return rebuild(graph, apply) if swap else graph
+
+
 @register_pass("layout")
 def fold_transposes(graph: Graph) -> Graph:
-    """Fold transposes into their consumers (the LAYOUT table)."""
-    return rewrite(graph, LAYOUT)
+    """Swap dots read through a transpose, then fold transposes into their consumers
+    (the LAYOUT table)."""
+    return rewrite(swap_dots_read_transposed(graph), LAYOUT)

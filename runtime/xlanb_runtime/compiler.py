@@ -115,10 +115,11 @@ def finish(executable, dumper, dump, generated):
     return executable
 
 
-def optimize_and_plan(graph: Graph, options: CompileOptions, report: CompileReport):
+def optimize_and_plan(graph: Graph, options: CompileOptions, report: CompileReport,
+                      row_fusion: bool = True):
     """The target-independent half of a compile: dumps of the input, the pass pipeline and
-    the fusion plan, all on the report's timeline.  Returns (dumper or None, optimized
-    graph, plan)."""
+    the fusion plan (with row kernels where the target generates them), all on the
+    report's timeline.  Returns (dumper or None, optimized graph, plan)."""
     settings = flags.current()
     dumper = ModuleDumper(settings.xla_dump_to, graph.name) if settings.xla_dump_to else None
     if dumper and settings.xla_dump_hlo_as_text:
@@ -128,7 +129,8 @@ def optimize_and_plan(graph: Graph, options: CompileOptions, report: CompileRepo
         graph, options.pipeline, disabled=options.disabled_passes,
         dump=dumper.after_pass(settings.xla_dump_hlo_pass_re)
         if dumper and settings.xla_dump_hlo_pass_re else None)
-    plan = timed("fusion", lambda g: plan_fusion(g, options.fusion), optimized, records)
+    plan = timed("fusion", lambda g: plan_fusion(g, options.fusion, row_fusion), optimized,
+                 records)
     _add_records(report, records, start)
     return dumper, optimized, plan
 

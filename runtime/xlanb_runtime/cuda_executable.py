@@ -41,7 +41,7 @@ def compile_cuda(graph: Graph, options, report: CompileReport) -> "CudaExecutabl
     """`compile(graph, target="cuda")`: the CPU target's pipeline and plan, CUDA kernels."""
     from .compiler import finish, optimize_and_plan
     cuda_codegen.check_available()
-    dumper, optimized, plan = optimize_and_plan(graph, options, report)
+    dumper, optimized, plan = optimize_and_plan(graph, options, report, row_fusion=False)
 
     policy = cuda_codegen.launch_policy()
     generated, on_host = {}, {}
@@ -411,7 +411,8 @@ def lower_to_ptx(graph: Graph, options=None, cc: tuple[int, int] = (9, 0)) -> di
     GPU launch policy: needs NVVM but no GPU (and not the simulator)."""
     from .compiler import CompileOptions, optimize_and_plan
     options = options or CompileOptions()
-    _, _, plan = optimize_and_plan(graph, options, CompileReport(graph.name, "cuda"))
+    _, _, plan = optimize_and_plan(graph, options, CompileReport(graph.name, "cuda"),
+                                  row_fusion=False)
     listings = {}
     for kernel in plan.kernels:
         if kernel.kind == "library":

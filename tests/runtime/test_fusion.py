@@ -32,7 +32,33 @@ module m
   %6 = broadcast(%5), arg=(0,) : f64[6,5]
   %7 = divide(%4, %6) : f64[6,5]
   return (%7)
-""", 3),          # max | exp written while summed (multi-output) | divide
+""", 1),          # one row kernel: max | exp written while summed | divide, row by row
+    ("row_fusion_refuses_a_column_read", """
+module m
+  %0 = parameter(), arg=0 : f32[4,4]
+  %1 = reduce(%0), arg=('max', (1,)) : f32[4]
+  %2 = broadcast(%1), arg=(1,) : f32[4,4]
+  %3 = subtract(%0, %2) : f32[4,4]
+  return (%3)
+""", 2),          # row i needs the max of every row: not row-local, two kernels
+    ("row_layer_norm", """
+module m
+  %0 = parameter(), arg=0 : f32[6,8]
+  %1 = reduce(%0), arg=('sum', (1,)) : f32[6]
+  %2 = constant(), arg=0.125 : f32[]
+  %3 = broadcast(%2), arg=() : f32[6]
+  %4 = multiply(%1, %3) : f32[6]
+  %5 = broadcast(%4), arg=(0,) : f32[6,8]
+  %6 = subtract(%0, %5) : f32[6,8]
+  %7 = multiply(%6, %6) : f32[6,8]
+  %8 = reduce(%7), arg=('sum', (1,)) : f32[6]
+  %9 = broadcast(%2), arg=() : f32[6]
+  %10 = multiply(%8, %9) : f32[6]
+  %11 = rsqrt(%10) : f32[6]
+  %12 = broadcast(%11), arg=(0,) : f32[6,8]
+  %13 = multiply(%6, %12) : f32[6,8]
+  return (%13)
+""", 1),          # mean | variance | normalize: stages of one row kernel
     ("column_reduce_then_scale", """
 module m
   %0 = parameter(), arg=0 : f32[7,3]

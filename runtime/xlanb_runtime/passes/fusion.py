@@ -10,6 +10,8 @@ Kinds of kernel:
           reverse / unit-dim reshape are index arithmetic inside the loop, and a gather is
           a load at an index read from its indices (loop fusion).  Siblings whose values
           leave the kernel are extra outputs (multi-output fusion).
+  row     stages of the kinds above that sweep the same rows, run row by row in one loop
+          (row_fusion.py: softmax, layer norm).
   reduce  one or more reductions with the same input space and axes; their elementwise
           producers are computed inside the reduction loop (input fusion) and elementwise
           consumers on the reduced shape run as an epilogue before the store.
@@ -75,6 +77,7 @@ class Kernel:
     direct: dict[int, bool] = field(default_factory=dict)  # identity-indexed in its region
     decisions: list[str] = field(default_factory=list)
     extra_outputs: list[Node] = field(default_factory=list)  # multi-output fusion
+    stages: list["Kernel"] = field(default_factory=list)  # row kernels: one per sweep
 
     def contains(self, node: Node) -> bool:
         return id(node) in self.region
@@ -118,7 +121,7 @@ class FusionPlan:
     kernels: list[Kernel]                       # execution order
     producer: dict[int, Kernel]                 # id(node) -> kernel that writes it
 
-    def kernel_count(self, kinds=("loop", "reduce", "dot")) -> int:
+    def kernel_count(self, kinds=("loop", "reduce", "dot", "row")) -> int:
         return sum(k.kind in kinds for k in self.kernels)
 
 
@@ -155,9 +158,10 @@ def kernel_kind(node: Node) -> str:
 
 
 class _Planner:
-    def __init__(self, graph: Graph, enable_fusion: bool):
+    def __init__(self, graph: Graph, enable_fusion: bool, row_fusion: bool):
         self.graph = graph
         self.enable = enable_fusion
+        self.row_fusion = row_fusion
         self.index = {id(n): i for i, n in enumerate(graph.nodes)}
         self.users = graph.users()
         self.is_output = {id(o) for o in graph.outputs}
@@ -177,6 +181,10 @@ class _Planner:
         if self.enable:
             self.kernels = merge_siblings(self.kernels, self.producer, self.index)
         ordered = _execution_order(self.kernels, self.producer, self.index)
+        if self.enable and self.row_fusion:
+            from .row_fusion import merge_rows
+            merged = merge_rows(ordered, self.producer, self.index)
+            ordered = _execution_order(merged, self.producer, self.index)
         for kernel in ordered:
             kernel.name = self._name(kernel)
         return FusionPlan(self.graph, ordered, self.producer)
@@ -202,7 +210,8 @@ class _Planner:
         self.kernels.append(kernel)
 
     def _name(self, kernel: Kernel) -> str:
-        prefix = {"loop": "fusion", "reduce": "reduce_fusion", "dot": "dot_fusion"}.get(
+        prefix = {"loop": "fusion", "reduce": "reduce_fusion", "dot": "dot_fusion",
+                  "row": "row_fusion"}.get(
             kernel.kind, kernel.root.op.value.replace("-", "_"))
         count = self.counts.get(prefix, 0)
         self.counts[prefix] = count + 1
@@ -272,6 +281,8 @@ class _Planner:
             regions.add(kernel.region[id(user)])
             direct &= kernel.direct[id(user)] and (user.op in ELEMENTWISE
                                                    or is_unit_reshape(user))
+        if len(regions) > 1 and node.op is Op.BROADCAST and is_scalar_constant(node.inputs[0]):
+            return "in", False                # a splat has the same value in either region
         if len(regions) != 1:
             return None
         region = regions.pop()
@@ -497,6 +508,9 @@ def _execution_order(kernels: list[Kernel], producer: dict[int, Kernel],
     return order
 
 
-def plan_fusion(graph: Graph, enable_fusion: bool = True) -> FusionPlan:
-    """Group `graph`'s nodes into kernels; `enable_fusion=False` gives one op per kernel."""
-    return _Planner(graph, enable_fusion).plan()
+def plan_fusion(graph: Graph, enable_fusion: bool = True, row_fusion: bool = True
+                ) -> FusionPlan:
+    """Group `graph`'s nodes into kernels; `enable_fusion=False` gives one op per kernel;
+    `row_fusion` chains kernels sweeping the same rows into `row` kernels (row_fusion.py;
+    CPU code generation only)."""
+    return _Planner(graph, enable_fusion, row_fusion).plan()

@@ -1,0 +1,203 @@
+"""Row fusion: chains of kernels that each sweep the same rows become one pass per row.
+
+A softmax is three kernels after `fusion` (max, exp-and-sum, divide), a layer norm three
+(mean, variance, normalize): each reads its rows from memory again, and each is a kernel
+call.  When every kernel of such a chain iterates over rows of one shape, and each reads
+what the earlier ones wrote only at the row it is on, they become stages of one `row`
+kernel: the generated loop visits a row once and runs the stages in order on it, while
+it is still in L1 (XLA's softmax / layer-norm fusion, on a CPU):
+
+    reduce_fusion.1 (reduce) = max(s)            row_fusion.0 (row), per row:
+    reduce_fusion.2 (reduce) = e, sum(e)    ->     stage 1  m = max(s)
+    fusion.1 (loop) = e / sum                      stage 2  e = exp(s - m), t = sum(e)
+                                                   stage 3  p = e / t
+
+Stages: reductions over the last axis only, and loop kernels over the full row space or
+over its rows (the reduced shape).  A stage reads an earlier stage's output at its own
+row, or the merge is refused: `row_local` follows the stage's index arithmetic
+symbolically to check.  A merge is also refused when a kernel outside the chain stands
+between two stages (it would need the first stage's output before the row kernel ends).
+
+Outputs of earlier stages stay buffers (later stages read them back from cache): the gain
+is one sweep over memory and one call instead of several.  Target: CPU (the CUDA code
+generator schedules reductions per block, without stages).
+"""
+from __future__ import annotations
+
+from ..ir import Node, Op
+from ..ir.ops import ELEMENTWISE
+from .fusion import Kernel, _unique, is_unit_reshape, squeezed
+
+ROW = "row"                            # index token of the swept (last) axis
+ROW_KIND = "row"
+
+
+def row_space(kernel: Kernel) -> tuple[int, ...] | None:
+    """The (rows..., row length) shape a kernel sweeps, or None if it is not a stage."""
+    if kernel.kind == "reduce":
+        red = kernel.reductions[0]
+        shape = red.inputs[0].shape
+        if len(shape) >= 2 and tuple(red.arg[1]) == (len(shape) - 1,):
+            return shape
+        return None
+    if kernel.kind == "loop" and len(kernel.root.shape) >= 2:
+        return kernel.root.shape
+    return None
+
+
+def _natural_index(shape, rows: tuple[int, ...]) -> tuple | None:
+    """Index tokens of a value of `shape` iterated as a whole row (rows + (n,)) or as one
+    value per row (rows, size-1 dims allowed)."""
+    if squeezed(shape) == squeezed(rows) and len(shape) <= len(rows) + 1:
+        outer = iter(("o", d) for d, n in enumerate(rows) if n != 1)
+        return tuple(next(outer) if n != 1 else "0" for n in shape)
+    if tuple(shape[:-1]) == tuple(rows):
+        return tuple(("o", d) for d in range(len(rows))) + (ROW,)
+    return None
+
+
+def _operand_index(node: Node, idx: tuple) -> list[tuple[Node, tuple]]:
+    """(input, index tokens) read when `node` is computed at `idx`; None tokens: an index
+    this check does not follow (it then refuses)."""
+    if node.op is Op.REDUCE:
+        rank = node.inputs[0].ndim
+        kept = iter(idx)
+        return [(node.inputs[0], tuple(ROW if d in node.arg[1] else next(kept)
+                                       for d in range(rank)))]
+    if node.op is Op.BROADCAST:
+        operand = node.inputs[0]
+        return [(operand, tuple("0" if operand.shape[i] == 1 else idx[d]
+                                for i, d in enumerate(node.arg)))]
+    if node.op is Op.TRANSPOSE:
+        mapped = [None] * node.ndim
+        for k, p in enumerate(node.arg):
+            mapped[p] = idx[k]
+        return [(node.inputs[0], tuple(mapped))]
+    if node.op is Op.RESHAPE and is_unit_reshape(node):
+        outer = iter(i for i, n in zip(idx, node.shape) if n != 1)
+        return [(node.inputs[0], tuple("0" if n == 1 else next(outer)
+                                       for n in node.inputs[0].shape))]
+    if node.op in ELEMENTWISE:
+        return [(i, idx if i.shape == node.shape else None) for i in node.inputs]
+    return [(i, None) for i in node.inputs]
+
+
+def row_local(stage: Kernel, rows: tuple[int, ...], earlier: set[int]) -> bool:
+    """Whether `stage` reads the buffers in `earlier` only at the row it is computing."""
+    wanted = {id(n) for n in stage.inputs} & earlier
+    if not wanted:
+        return True
+    anchor = stage.reductions[0] if stage.kind == "reduce" else stage.root
+    start = [(out, _natural_index(out.shape, rows)) for out in stage.outputs]
+    if stage.kind == "reduce":
+        start.append((anchor, _natural_index(anchor.shape, rows)))
+    stack, seen = list(start), set()
+    while stack:
+        node, idx = stack.pop()
+        key = (id(node), idx)
+        if key in seen:
+            continue
+        seen.add(key)
+        if not stage.contains(node) or node.op in (Op.PARAMETER, Op.CONSTANT):
+            if id(node) in wanted and (idx is None or idx != _natural_index(node.shape,
+                                                                              rows)):
+                return False
+            continue
+        if idx is None:
+            return False            # an in-stage value at an index not followed
+        stack.extend(_operand_index(node, idx))
+    return True
+
+
+def merge_rows(kernels: list[Kernel], producer: dict[int, Kernel],
+               index: dict[int, int]) -> list[Kernel]:
+    """Fold chains of row stages (`kernels` in execution order) into `row` kernels; the
+    caller orders the result again (a group runs when its last stage's inputs are
+    ready)."""
+    merged: list[Kernel] = []
+    owner: dict[int, Kernel] = {}          # id(stage kernel) -> its row kernel
+    open_rows: dict[tuple, Kernel] = {}    # rows shape -> the row kernel still growing
+    for kernel in kernels:
+        space = row_space(kernel)
+        group = open_rows.get(tuple(space[:-1])) if space else None
+        if group is not None and _joins(group, kernel, space, producer, owner):
+            _append_stage(group, kernel, producer)
+            owner[id(kernel)] = group
+            continue
+        if space is not None:
+            group = Kernel("", ROW_KIND, kernel.root, stages=[])
+            _append_stage(group, kernel, producer)
+            owner[id(kernel)] = group
+            open_rows[tuple(space[:-1])] = group
+            merged.append(group)
+        else:
+            merged.append(kernel)
+    result = [_unwrap(k, producer) for k in merged]
+    for kernel in result:
+        kernel.nodes.sort(key=lambda n: index[id(n)])
+    return result
+
+
+def _joins(group: Kernel, kernel: Kernel, space, producer, owner) -> bool:
+    """Whether `kernel` can run as the next stage of `group`: it reads something the
+    group writes, every other buffer it reads is ready before the group starts, and it
+    reads the group's outputs only at its own row."""
+    rows = tuple(space[:-1])
+    written = {id(o) for o in group.outputs}
+    reads_group = False
+    for inp in kernel.inputs:
+        if id(inp) in written:
+            reads_group = True
+            continue
+        source = producer.get(id(inp))
+        if source is not None and _depends_on(owner.get(id(source), source), group,
+                                              producer, owner):
+            return False
+    return reads_group and row_local(kernel, rows, written)
+
+
+def _depends_on(kernel: Kernel, group: Kernel, producer, owner) -> bool:
+    stack, seen = [kernel], {id(kernel)}
+    while stack:
+        current = stack.pop()
+        if current is group:
+            return True
+        for inp in current.inputs:
+            source = producer.get(id(inp))
+            if source is None:
+                continue
+            source = owner.get(id(source), source)
+            if id(source) not in seen:
+                seen.add(id(source))
+                stack.append(source)
+    return False
+
+
+def _append_stage(group: Kernel, stage: Kernel, producer) -> None:
+    written = {id(o) for o in group.outputs}
+    group.stages.append(stage)
+    group.root = stage.root
+    for node in stage.nodes:
+        if not group.contains(node):
+            group.nodes.append(node)
+            group.region[id(node)] = stage.region[id(node)]
+            group.direct[id(node)] = stage.direct[id(node)]
+    group.inputs = _unique(group.inputs + [i for i in stage.inputs if id(i) not in written])
+    group.outputs = _unique(group.outputs + stage.outputs)
+    group.consts = _unique(group.consts + stage.consts)
+    if len(group.stages) > 1:
+        group.decisions.append(f"row fusion: {stage.kind} stage {len(group.stages)} "
+                               f"({stage.root.op.value}) runs on each row as it is swept")
+    group.decisions += stage.decisions
+    for out in stage.outputs:
+        producer[id(out)] = group
+
+
+def _unwrap(kernel: Kernel, producer) -> Kernel:
+    """A row kernel of one stage is that stage's kernel again."""
+    if kernel.kind != ROW_KIND or len(kernel.stages) > 1:
+        return kernel
+    stage = kernel.stages[0]
+    for out in stage.outputs:
+        producer[id(out)] = stage
+    return stage

@@ -41,6 +41,31 @@ module m
   %3 = subtract(%0, %2) : f32[4,4]
   return (%3)
 """, 2),          # row i needs the max of every row: not row-local, two kernels
+    ("row_fusion_waits_for_a_dot_between_stages", """
+module m
+  %0 = parameter(), arg=0 : f32[4,6]
+  %1 = parameter(), arg=1 : f32[6,6]
+  %2 = reduce(%0), arg=('max', (1,)) : f32[4]
+  %3 = broadcast(%2), arg=(0,) : f32[4,6]
+  %4 = subtract(%0, %3) : f32[4,6]
+  %5 = dot(%4, %1), arg=((), (), (1,), (0,)) : f32[4,6]
+  %6 = multiply(%5, %4) : f32[4,6]
+  %7 = reduce(%6), arg=('sum', (1,)) : f32[4]
+  %8 = broadcast(%7), arg=(0,) : f32[4,6]
+  %9 = subtract(%4, %8) : f32[4,6]
+  return (%9)
+""", 3),          # rows(max, x - max) | dot | rows(sum, ...): the dot needs the first rows
+    ("row_stages_of_unequal_length_share_an_input", """
+module m
+  %0 = parameter(), arg=0 : f32[40]
+  %1 = slice(%0), arg=((0, 24, 1),) : f32[24]
+  %2 = reshape(%1) : f32[4,6]
+  %3 = negate(%2) : f32[4,6]
+  %4 = slice(%0), arg=((24, 40, 1),) : f32[16]
+  %5 = reshape(%4) : f32[4,4]
+  %6 = exponential(%5) : f32[4,4]
+  return (%3, %6)
+""", 1),          # rows of 6 and of 4 in one row kernel: each stage sweeps its own length
     ("row_layer_norm", """
 module m
   %0 = parameter(), arg=0 : f32[6,8]
@@ -157,6 +182,12 @@ module m
 ]
 
 
+# kernel counts where row fusion changed them: the CUDA target's (tests/cuda)
+WITHOUT_ROW_FUSION = {"row_softmax_parts": 3, "row_layer_norm": 3,
+                      "row_fusion_waits_for_a_dot_between_stages": 5,
+                      "row_stages_of_unequal_length_share_an_input": 2}
+
+
 def random_args(graph, rng):
     args = []
     for p in graph.params:
@@ -247,3 +278,35 @@ def test_same_kernel_at_another_user_line_shares_the_cache_entry():
     assert cache.module_name_for(cache.canonical_source(first.kernels[0].source)) == \
         cache.module_name_for(cache.canonical_source(second.kernels[0].source))
     assert second.kernels[0].compile_seconds < 0.05
+
+
+@pytest.mark.parametrize("kind", ["max", "min"])
+@pytest.mark.parametrize("axes", [(1,), (0,), (0, 1)])
+def test_max_min_reductions_propagate_nan(kind, axes):
+    """They vectorize through llvm.maximum/minimum, which keep NumPy's NaN semantics."""
+    kept = ",".join(str((5, 40)[d]) for d in range(2) if d not in axes)
+    graph = parse_graph(f"""
+module m
+  %0 = parameter(), arg=0 : f32[5,40]
+  %1 = reduce(%0), arg=('{kind}', {axes}) : f32[{kept}]
+  return (%1)
+""")
+    x = np.random.default_rng(3).standard_normal((5, 40)).astype(np.float32)
+    x[2, 17] = np.nan
+    x[4, :] = -np.inf if kind == "max" else np.inf
+    (got,) = runtime.compile(graph).run([x])
+    np.testing.assert_array_equal(got, getattr(np, kind)(x, axis=axes))
+
+
+def test_distribute_stores_gives_each_store_its_loop_and_keeps_costly_values_shared():
+    from xlanb_runtime.codegen.cpu import distribute_stores
+    body = ["    v1 = in0[i0]", "    v2 = (v1 * c0)", "    v3 = exp_f32(v1)",
+            "    out0[i0] = v2", "    out1[i0] = v3", "    v4 = (v3 + v2)",
+            "    out2[i0] = v4", "    v5 = (v1 - c1)", "    out3[i0] = v5"]
+    groups = distribute_stores(body)
+    assert groups == [
+        ["    v1 = in0[i0]", "    v2 = (v1 * c0)", "    out0[i0] = v2"],
+        ["    v1 = in0[i0]", "    v2 = (v1 * c0)", "    v3 = exp_f32(v1)",
+         "    v4 = (v3 + v2)", "    out1[i0] = v3", "    out2[i0] = v4"],
+        ["    v1 = in0[i0]", "    v5 = (v1 - c1)", "    out3[i0] = v5"]]
+    assert distribute_stores(body[:5]) == [body[:5]]      # two stores: one loop

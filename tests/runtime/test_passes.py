@@ -124,6 +124,13 @@ CASES = [
     ("1/sqrt(x)", "simplify",
      binary("divide", "%o", "%s", splat_f32("o", 1.0) + "%s = sqrt(%x) : f32[4,8]\n"),
      {**P, "rsqrt": 1}, 0),
+    ("x/8 -> x*0.125 (exact)", "simplify",
+     binary("divide", "%x", "%e", splat_f32("e", 8.0)), {**P, **SPLAT, "multiply": 1}, 0),
+    ("x/3 kept (1/3 inexact)", "simplify",
+     binary("divide", "%x", "%t", splat_f32("t", 3.0)), {**P, **SPLAT, "divide": 1}, 0),
+    ("x/2^-140 kept (2^140 overflows f32)", "simplify",
+     binary("divide", "%x", "%t", splat_f32("t", 2.0 ** -140)),
+     {**P, **SPLAT, "divide": 1}, 0),
     # -- simplify: select, convert, data movement ------------------------------------------
     ("select(true)", "simplify",
      ir(X4 + "%pc = constant(), arg=True : pred[]\n%p = broadcast(%pc), arg=() : pred[4,8]\n"
@@ -268,6 +275,11 @@ CASES = [
      ir("%x = parameter(), arg=0 : f32[3,5]\n%b = broadcast(%x), arg=(0, 2) : f32[3,2,5]\n"
         "%t = transpose(%b), arg=(2, 1, 0) : f32[5,2,3]\nreturn (%t)"),
      {**P, "broadcast": 1, "transpose": 1}, 0),
+    ("dot read transposed swaps its operands", "layout",
+     ir("%x = parameter(), arg=0 : f32[3,5]\n%w = parameter(), arg=1 : f32[5,4]\n"
+        "%d = dot(%x, %w), arg=((), (), (1,), (0,)) : f32[3,4]\n"
+        "%t = transpose(%d), arg=(1, 0) : f32[4,3]\nreturn (%t)"),
+     {"parameter": 2, "dot": 1}, F32),
     ("transpose(transpose) inverse", "layout",
      ir("%x = parameter(), arg=0 : f32[3,5]\n%a = transpose(%x), arg=(1, 0) : f32[5,3]\n"
         "%b = transpose(%a), arg=(1, 0) : f32[3,5]\nreturn (%b)"), P, 0),

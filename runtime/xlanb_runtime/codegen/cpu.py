@@ -372,8 +372,9 @@ class _Codegen:
         row, still in cache) through the same argument; reduced values it reads are the
         earlier stage's variables."""
         group = self.k
-        space = row_space(group.stages[0])
-        sizes = self.size_names(space, "m")
+        rows = self.size_names(row_space(group.stages[0])[:-1], "m")
+        # stages share the rows, not the row length (shared inputs join unequal rows)
+        lengths = [self.size_names(row_space(stage)[-1:], "m")[0] for stage in group.stages]
         for out in group.outputs:
             self.buffer_names[id(out)] = self.output_names[id(out)]
         row_buffers = not self.parallel          # shared by threads otherwise
@@ -385,14 +386,14 @@ class _Codegen:
                 in_outputs = [o for o in stage.outputs if stage.region[id(o)] == "in"]
                 stores[s] = (accs, in_outputs)
                 if in_outputs and row_buffers:
-                    self._row_buffers(accs, sizes[-1])
-        outer = self.open_loops(sizes[:-1], "j", self.parallel)
+                    self._row_buffers(accs, lengths[s])
+        outer = self.open_loops(rows, "j", self.parallel)
         for s, stage in enumerate(group.stages):
             self.k, self.tag = stage, f"s{s}_"
             if stage.kind == "reduce":
-                self._reduce_stage(stage, *stores[s], outer, sizes[-1], row_buffers)
+                self._reduce_stage(stage, *stores[s], outer, lengths[s], row_buffers)
                 continue
-            self.emit(f"for k0 in range({sizes[-1]}):")
+            self.emit(f"for k0 in range({lengths[s]}):")
             with self.distributed_loop():
                 self.write_outputs(stage.outputs, outer + ("k0",), {}, stage.root.shape)
         self.k, self.tag = group, ""
@@ -433,7 +434,8 @@ class _Codegen:
         outer = self.open_loops(sizes[:-1], "j")
         self._row_then_combine(
             accs, outer, sizes[-1], in_outputs,
-            lambda i, last: self.at(f"{self.tag}acc{i}", tuple((outer + (last,))[d] for d in kept)))
+            lambda i, last: self.at(f"{self.tag}acc{i}",
+                                    tuple((outer + (last,))[d] for d in kept)))
         self.depth -= len(outer)
 
     def _row_buffers(self, accs, size: str) -> None:
@@ -472,14 +474,16 @@ class _Codegen:
         self.emit(f"for kk_ in range({SUM_BLOCK}):")
         self.depth += 1
         self.emit(f"{idx_var} = kb_ * {SUM_BLOCK} + kk_")
-        self._accumulate(accs, outer + (idx_var,), in_outputs, lambda i: f"{self.tag}a{i}", partial)
+        self._accumulate(accs, outer + (idx_var,), in_outputs, lambda i: f"{self.tag}a{i}",
+                         partial)
         self.depth -= 1
         self._flush_partials(partial)
         self.depth -= 1
         self._reset_partials(partial)
         self.emit(f"for {idx_var} in range(nb_ * {SUM_BLOCK}, {size}):")
         self.depth += 1
-        self._accumulate(accs, outer + (idx_var,), in_outputs, lambda i: f"{self.tag}a{i}", partial)
+        self._accumulate(accs, outer + (idx_var,), in_outputs, lambda i: f"{self.tag}a{i}",
+                         partial)
         self.depth -= 1
         self._flush_partials(partial)
 

@@ -17,6 +17,7 @@ over its rows (the reduced shape).  A stage reads an earlier stage's output at i
 row, or the merge is refused: `row_local` follows the stage's index arithmetic
 symbolically to check.  A merge is also refused when a kernel outside the chain stands
 between two stages (it would need the first stage's output before the row kernel ends).
+A kernel that only shares an input with a chain joins it too: the row is read once.
 
 Outputs of earlier stages stay buffers (later stages read them back from cache): the gain
 is one sweep over memory and one call instead of several.  Target: CPU (the CUDA code
@@ -115,23 +116,22 @@ def merge_rows(kernels: list[Kernel], producer: dict[int, Kernel],
     caller orders the result again (a group runs when its last stage's inputs are
     ready)."""
     merged: list[Kernel] = []
-    owner: dict[int, Kernel] = {}          # id(stage kernel) -> its row kernel
-    open_rows: dict[tuple, Kernel] = {}    # rows shape -> the row kernel still growing
+    owner: dict[int, Kernel] = {}              # id(stage kernel) -> its row kernel
+    groups: dict[tuple, list[Kernel]] = {}     # rows shape -> its row kernels, oldest first
     for kernel in kernels:
         space = row_space(kernel)
-        group = open_rows.get(tuple(space[:-1])) if space else None
-        if group is not None and _joins(group, kernel, space, producer, owner):
-            _append_stage(group, kernel, producer)
-            owner[id(kernel)] = group
-            continue
-        if space is not None:
-            group = Kernel("", ROW_KIND, kernel.root, stages=[])
-            _append_stage(group, kernel, producer)
-            owner[id(kernel)] = group
-            open_rows[tuple(space[:-1])] = group
-            merged.append(group)
-        else:
+        if space is None:
             merged.append(kernel)
+            continue
+        candidates = groups.setdefault(tuple(space[:-1]), [])
+        group = next((g for g in reversed(candidates)
+                      if _joins(g, kernel, space, producer, owner)), None)
+        if group is None:
+            group = Kernel("", ROW_KIND, kernel.root, stages=[])
+            candidates.append(group)
+            merged.append(group)
+        _append_stage(group, kernel, producer)
+        owner[id(kernel)] = group
     result = [_unwrap(k, producer) for k in merged]
     for kernel in result:
         kernel.nodes.sort(key=lambda n: index[id(n)])
@@ -140,12 +140,15 @@ def merge_rows(kernels: list[Kernel], producer: dict[int, Kernel],
 
 def _joins(group: Kernel, kernel: Kernel, space, producer, owner) -> bool:
     """Whether `kernel` can run as the next stage of `group`: it reads something the
-    group writes, every other buffer it reads is ready before the group starts, and it
-    reads the group's outputs only at its own row."""
+    group writes or reads (a buffer swept once for both), every other buffer it reads is
+    ready before the group starts, and it reads the group's outputs only at its own
+    row."""
     rows = tuple(space[:-1])
     written = {id(o) for o in group.outputs}
+    read = {id(i) for i in group.inputs}
     reads_group = False
     for inp in kernel.inputs:
+        reads_group = reads_group or id(inp) in read
         if id(inp) in written:
             reads_group = True
             continue

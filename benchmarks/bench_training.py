@@ -6,9 +6,13 @@
 A step is value_and_grad of a plain NumPy loss plus an SGD update (training_workloads.py).
 Before timing, the hand-written gradients are checked against finite differences (and JAX),
 and every implementation's step against the hand-written one.  Timed side by side in one
-interleaved run: the compiled step, hand-written NumPy and jax.jit; then, interleaved with
+interleaved run: the compiled step, hand-written NumPy and jax.jit, each timed on its
+second call of the round (steady state, as in a loop of steps: the first call brings its
+own arrays back into cache); then, interleaved with
 the compiled step again and fewer repeats, the same step op by op under
-`xlanb.disable_jit()` (the "without XLA" run).  Also printed: the compiled step's kernel
+`xlanb.disable_jit()` (the "without XLA" run).  The ms columns are medians; the ratio
+columns are medians of per-round ratios (the calls of one round run back to back and share
+this VM's drifting speed).  Also printed: the compiled step's kernel
 count, compile times (first call minus a steady-state call; kernels compiled into an empty
 cache directory, after a tiny jit has paid Numba's start-up) and after how many steps
 compiling pays off: compile time / (op-by-op step - compiled step).
@@ -31,13 +35,15 @@ if __name__ == "__main__":
     pin_threads(ARGS.threads)
 
 import os  # noqa: E402
+import statistics  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 import xlanb  # noqa: E402
-from common import blas_description, format_table, interleaved_medians  # noqa: E402
+from common import (blas_description, format_table, interleaved_medians,  # noqa: E402
+                    interleaved_times, paired_ratio)
 from training_workloads import TRAINING_WORKLOADS, check_gradients  # noqa: E402
 
 try:
@@ -87,20 +93,22 @@ def run_workload(name: str, spec, repeats: int, quick: bool) -> list[str]:
         got, jax_first = timed(lambda: jax.block_until_ready(jstep(*jargs)))
         assert_same_step(got, want, spec, "jax.jit")
         impls["jax.jit"] = lambda: jax.block_until_ready(jstep(*jargs))
-    medians = interleaved_medians(impls, repeats)
+    times = interleaved_times(impls, repeats, settle=1)
+    medians = {impl: statistics.median(ts) for impl, ts in times.items()}
     slow = interleaved_medians({"xlanb": lambda: compiled(*args), "op by op": op_by_op},
                                max(3, repeats // 3), warmup=1)
     x, jx = medians["xlanb"], medians.get("jax.jit")
+    vs_jax = paired_ratio(times, "xlanb", "jax.jit") if jx else None
     compile_s = first - x
     saved = slow["op by op"] - slow["xlanb"]
     payoff = f"{compile_s / saved:.0f}" if saved > 0 else "never"
     verdict = "-" if jx is None else \
-        f"<= {TARGETS[name]}x " + ("met" if x / jx <= TARGETS[name] else "missed")
+        f"<= {TARGETS[name]}x " + ("met" if vs_jax <= TARGETS[name] else "missed")
     return [name, f"{kernels}", f"{medians['numpy'] * 1e3:.2f}",
             f"{slow['op by op'] * 1e3:.2f}", f"{x * 1e3:.2f}",
             f"{jx * 1e3:.2f}" if jx else "-",
-            f"{medians['numpy'] / x:.2f}x",
-            f"{x / jx:.2f}x" if jx else "-",
+            f"{1 / paired_ratio(times, 'xlanb', 'numpy'):.2f}x",
+            f"{vs_jax:.2f}x" if jx else "-",
             verdict, f"{compile_s:.2f}", f"{jax_first - jx:.2f}" if jx else "-", payoff]
 
 
@@ -119,7 +127,8 @@ def main() -> None:
             rows.append(run_workload(name, spec, ARGS.repeats, ARGS.quick))
     print(format_table(rows))
     print("numpy = hand-written forward + backward; op-by-op = the traced step under "
-          "xlanb.disable_jit(); compile s = first call - steady-state call")
+          "xlanb.disable_jit(); ratios = medians of per-round ratios; compile s = first "
+          "call - steady-state call")
 
 
 if __name__ == "__main__":

@@ -38,18 +38,37 @@ def blas_description() -> str:
     return "; ".join(parts) or "no BLAS pool found"
 
 
-def interleaved_medians(impls: dict, repeats: int, warmup: int = 2) -> dict[str, float]:
-    """Median seconds of each implementation, timed round-robin so noise hits all alike."""
+def interleaved_times(impls: dict, repeats: int, warmup: int = 2, settle: int = 0
+                      ) -> dict[str, list[float]]:
+    """Seconds of each implementation per round, timed round-robin so noise hits all
+    alike.  `settle` untimed calls precede each timed one: the timed call then finds the
+    caches as its own previous call left them (a training loop's steady state) instead of
+    as the other implementation left them (JAX reads its own copies of the arrays)."""
     for fn in impls.values():
         for _ in range(warmup):
             fn()
     times: dict[str, list[float]] = {name: [] for name in impls}
     for _ in range(repeats):
         for name, fn in impls.items():
+            for _ in range(settle):
+                fn()
             start = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    return times
+
+
+def interleaved_medians(impls: dict, repeats: int, warmup: int = 2) -> dict[str, float]:
+    """Median seconds of each implementation, timed round-robin."""
+    return {name: statistics.median(ts)
+            for name, ts in interleaved_times(impls, repeats, warmup).items()}
+
+
+def paired_ratio(times: dict[str, list[float]], a: str, b: str) -> float:
+    """Median over rounds of a's time / b's in the same round.  This VM's speed drifts by
+    20-30% over seconds; two calls timed back to back share the drift, so the paired
+    ratio is steadier than the ratio of the two medians."""
+    return statistics.median(x / y for x, y in zip(times[a], times[b]))
 
 
 def per_call_seconds(fn, calls: int = 20000, rounds: int = 5) -> float:

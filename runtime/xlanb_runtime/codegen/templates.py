@@ -13,9 +13,9 @@ import numpy as np
 from ..ir import Op
 
 try:  # the vector math library; absent functions fall back to libm
-    from .vecmath import VECMATH
+    from .vecmath import REASSOC_SAFE, VECMATH
 except ImportError:  # pragma: no cover - only while vecmath is being written
-    VECMATH = {}
+    REASSOC_SAFE, VECMATH = frozenset(), {}
 
 CAST = {"bool": "np.bool_", "int8": "np.int8", "int16": "np.int16", "int32": "np.int32",
         "int64": "np.int64", "uint8": "np.uint8", "uint16": "np.uint16",
@@ -27,6 +27,13 @@ _LIBM = {Op.EXP: "math.exp", Op.EXPM1: "math.expm1", Op.LOG: "math.log",
          Op.COS: "math.cos", Op.ERF: "math.erf"}
 _VECMATH_NAME = {Op.EXP: "exp", Op.EXPM1: "expm1", Op.LOG: "log", Op.LOG1P: "log1p",
                  Op.TANH: "tanh", Op.SIN: "sin", Op.COS: "cos", Op.ERF: "erf"}
+
+def reassociation_safe(op: Op) -> bool:
+    """Whether `op`'s code stays accurate in a kernel compiled with `reassoc`, which
+    reductions need to vectorize: no vecmath function, or only REASSOC_SAFE ones."""
+    entry = VECMATH.get(_VECMATH_NAME.get(op, ""))
+    return entry is None or set(entry) <= REASSOC_SAFE
+
 
 _SIMPLE = {
     Op.ADD: "({0} + {1})", Op.SUB: "({0} - {1})", Op.MUL: "({0} * {1})",

@@ -323,22 +323,6 @@ def rsqrt(x: Node) -> Node | None:
     return B.unary(Op.RSQRT, x) if is_float(x) else None
 
 
-def multiply_by_exact_reciprocal(x: Node, c: Node) -> Node | None:
-    """x / 2^k -> x * 2^-k: both are one rounding of the same exact value, so the bits
-    agree; a multiply where a vector divide costs ~5 cycles per 8 lanes (attention's
-    scores / sqrt(64))."""
-    value = splat_value(c)
-    if not is_float(x) or value is None:
-        return None
-    value = float(value)
-    if not np.isfinite(value) or value == 0 or abs(np.frexp(value)[0]) != 0.5:
-        return None                           # not a power of two
-    inverse, info = 1.0 / value, np.finfo(x.dtype)
-    if not float(info.tiny) <= abs(inverse) <= float(info.max):
-        return None                           # 2^-k is not a normal number of x's dtype
-    return B.binary(Op.MUL, x, splat(inverse, x))
-
-
 IDEMPOTENT = frozenset({Op.MAX, Op.MIN, Op.AND, Op.OR})
 
 # -- the table -----------------------------------------------------------------------------
@@ -365,8 +349,6 @@ SIMPLIFY = Rules([
     (pat(Op.POW, var("x"), const(0.5)), sqrt),                 # x**0.5 -> sqrt(x)  (*)
     (pat(Op.POW, var("x"), const(-0.5)), rsqrt),               # x**-0.5 -> rsqrt(x)  (*)
     (pat(Op.DIV, const(1), pat(Op.SQRT, var("x"))), rsqrt),    # 1/sqrt(x) -> rsqrt(x)
-    (pat(Op.DIV, var("x"), const(name="c")),                   # x/8 -> x*0.125 (exact:
-     multiply_by_exact_reciprocal),                            #   powers of two only)
     # select
     (pat(Op.SELECT, const(True), var("a"), var()), lambda a: a),   # select(true, a, b) -> a
     (pat(Op.SELECT, const(False), var(), var("b")), lambda b: b),  # select(false, a, b) -> b

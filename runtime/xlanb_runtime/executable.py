@@ -262,6 +262,8 @@ class DriverBuilder:
     def call_arg(self, arg, gen: GeneratedKernel) -> str:
         if arg.kind in ("in", "out"):
             return self.kernel_operand(arg.node)
+        if arg.kind == "in_t":                      # a narrow dot's rhs, as (n, k) rows
+            return f"np.ascontiguousarray({self.kernel_operand(arg.node)}.T)"
         if arg.kind == "size":
             return str(arg.value)
         if arg.kind == "const":

@@ -310,3 +310,32 @@ def test_distribute_stores_gives_each_store_its_loop_and_keeps_costly_values_sha
          "    v4 = (v3 + v2)", "    out1[i0] = v3", "    out2[i0] = v4"],
         ["    v1 = in0[i0]", "    v5 = (v1 - c1)", "    out3[i0] = v5"]]
     assert distribute_stores(body[:5]) == [body[:5]]      # two stores: one loop
+
+
+NARROW_DOT = """
+module m
+  %0 = parameter(), arg=0 : {t}[70,96]
+  %1 = parameter(), arg=1 : {t}[{w}]
+  %2 = parameter(), arg=2 : {t}[5]
+  %3 = dot(%0, %1), arg=((), (), (1,), ({c},)) : {t}[70,5]
+  %4 = broadcast(%2), arg=(1,) : {t}[70,5]
+  %5 = add(%3, %4) : {t}[70,5]
+  %6 = negate(%5) : {t}[70,5]
+  return (%3, %6)
+"""
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("rhs_transposed", [False, True])
+def test_narrow_dot_is_generated_with_its_epilogue(dtype, rhs_transposed):
+    """A dot with a few output columns is one generated loop (no BLAS call), reading the
+    rhs as rows: as it is when the dot reads it transposed, else from a transposed copy."""
+    text = NARROW_DOT.format(t=dtype, w="5,96" if rhs_transposed else "96,5",
+                             c=1 if rhs_transposed else 0)
+    graph = parse_graph(text)
+    args = random_args(graph, np.random.default_rng(4))
+    executable = runtime.compile(graph)
+    assert "np.matmul" not in executable.driver_source
+    assert (".T)" in executable.driver_source) != rhs_transposed      # the copy
+    for got, want in zip(executable.run(args), interpret(graph, args)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)

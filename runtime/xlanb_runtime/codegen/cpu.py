@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..ir import Node, Op
+from ..ir.ops import ELEMENTWISE
 from ..passes.fusion import Kernel
 from ..passes.row_fusion import row_space
 from . import rng, templates
@@ -38,7 +39,8 @@ BASE_FASTMATH = ("nsz", "arcp", "contract", "afn")
 
 @dataclass
 class KernelArg:
-    kind: str            # in | out | size | const | accnd (a dot kernel's accumulator)
+    kind: str            # in | in_t (passed transposed) | out | size | const | accnd (a
+    #                      dot kernel's accumulator)
     name: str
     node: Node | None = None
     value: object = None  # sizes: the int
@@ -57,7 +59,8 @@ class GeneratedKernel:
     @property
     def has_function(self) -> bool:
         """False for a bare contraction: NumPy's matmul is the whole kernel."""
-        return self.kernel.kind != "dot" or any(a.kind == "accnd" for a in self.args)
+        return self.kernel.kind != "dot" or self.matmul is None or \
+            any(a.kind == "accnd" for a in self.args)
 
     @property
     def name(self) -> str:
@@ -94,6 +97,7 @@ class _Codegen:
         self.matmul: tuple | None = None
         self.strides: dict[int, list[str]] = {}     # rng-bits node -> its dims' size args
         self.tag = ""                     # accumulator name prefix: row kernels' stages
+        self.narrow = False               # a dot generated whole (gen_narrow_dot)
 
     # -- arguments ---------------------------------------------------------------------
     def _arg(self, kind: str, prefix: str, node=None, value=None) -> str:
@@ -159,6 +163,8 @@ class _Codegen:
             return self.reduce_vars[id(node)]
         if node.op is Op.CONSTANT and node.shape == ():
             return self.const_name(node)
+        if node.op is Op.DOT and node is self.k.dot and self.narrow:
+            return f"d{idx[-1]}"                 # (i0, literal column): its accumulator
         if node.op is Op.DOT and node is self.k.dot:
             result = self._load(self.dot_acc_name, idx)
         elif not self.k.contains(node):
@@ -264,9 +270,9 @@ class _Codegen:
                 "scatter": self.gen_scatter, "row": self.gen_row}[k.kind]
         body()
         for i, out in enumerate(k.outputs):
-            if out is not k.dot or self.dot_acc_name:   # matmul itself writes a bare dot
+            if out is not k.dot or self.dot_acc_name or self.narrow:  # else matmul writes it
                 self.args.append(KernelArg("out", f"out{i}", out))
-        order = {"accnd": 0, "in": 1, "out": 2, "size": 3, "const": 4}
+        order = {"accnd": 0, "in": 1, "in_t": 1, "out": 2, "size": 3, "const": 4}
         self.args.sort(key=lambda a: order[a.kind])
         function = re.sub(r"\W", "_", k.name)
         return GeneratedKernel(k, function, self.render(function), self.args, self.dot_acc,
@@ -497,8 +503,12 @@ class _Codegen:
 
     def gen_dot(self) -> None:
         """The contraction runs as NumPy's matmul (its BLAS) into the accumulator; the
-        generated function is the epilogue, applied in place when the result allows."""
+        generated function is the epilogue, applied in place when the result allows.
+        Dots with a few output columns are generated whole (`gen_narrow_dot`)."""
         dot = self.k.dot
+        if is_narrow_dot(dot, self.k):
+            self.gen_narrow_dot(dot)
+            return
         lb, rb, lc, rc = dot.arg
         lhs, rhs = dot.inputs
         lfree = [d for d in range(lhs.ndim) if d not in lb + lc]
@@ -523,6 +533,32 @@ class _Codegen:
             idx = self.open_loops(sizes, "i", self.parallel)
             self.write_outputs(epilogue, idx, {}, dot.shape)
 
+    def gen_narrow_dot(self, dot: Node) -> None:
+        """lhs (m, k) times rhs with n <= NARROW_DOT_COLUMNS columns, as a loop over the
+        lhs rows holding n accumulators that LLVM vectorizes along k (a classifier head,
+        784 -> 10: BLAS runs it at under half its speed).  The rhs is read as (n, k) rows:
+        as it is when the dot reads it transposed, else the driver passes a transposed
+        copy (n * k elements, small).  The epilogue is unrolled over the n columns."""
+        lhs, rhs = dot.inputs
+        self.narrow = True
+        lhs_name = self.input_name(lhs)
+        rows = self._arg("in_t", "rt", rhs) if tuple(dot.arg[3]) == (0,) else \
+            self.input_name(rhs)
+        m, n = dot.shape
+        sizes = self.size_names((m, lhs.shape[1]), "n")
+        zero = f"_zero_{dot.dtype.name}"
+        self.emit(f"for i0 in {'numba.prange' if self.parallel else 'range'}({sizes[0]}):")
+        self.depth += 1
+        for j in range(n):
+            self.emit(f"d{j} = {zero}")
+        self.emit(f"for k0 in range({sizes[1]}):")
+        self.emit(f"    x_ = {lhs_name}[i0, k0]")
+        for j in range(n):
+            self.emit(f"    d{j} += x_ * {rows}[{j}, k0]")
+        for j in range(n):
+            self.write_outputs(self.k.outputs, ("i0", str(j)), {}, dot.shape)
+        self.depth -= 1
+
     def render(self, function: str) -> str:
         k = self.k
         locs = sorted({n.loc for n in k.nodes if n.loc})
@@ -530,7 +566,8 @@ class _Codegen:
         used = sorted(name for name in _VECMATH_NAMES if re.search(rf"\b{name}\(", body))
         # reassoc lets LLVM vectorize the accumulation, but vecmath is inlined with the
         # caller's flags: only functions whose accuracy survives it (REASSOC_SAFE) allow it
-        reassociate = k.kind in ("reduce", "row") and set(used) <= REASSOC_SAFE
+        reassociate = (k.kind in ("reduce", "row") or self.narrow) and \
+            set(used) <= REASSOC_SAFE
         fastmath = set(BASE_FASTMATH) | ({"reassoc"} if reassociate else set())
         if any(n.op is Op.POW and n.dtype.kind == "f" for n in k.nodes):
             # with `afn` LLVM turns pow(x, float(int)) into powi, whose runtime helper
@@ -730,6 +767,25 @@ def _cpu_accumulator(red: Node) -> tuple[str, str, str]:
     if red.arg[0] in ("max", "min") and red.dtype in (np.float32, np.float64):
         combine = ("fmaximum" if red.arg[0] == "max" else "fminimum") + "({a}, {v})"
     return acc_dtype, init, combine
+
+
+NARROW_DOT_COLUMNS = 16
+
+
+def is_narrow_dot(dot: Node, kernel: Kernel) -> bool:
+    """A plain 2-D float dot, lhs (m, k) read along k, at most NARROW_DOT_COLUMNS output
+    columns, whose epilogue reads it elementwise at its own index (the generated loop
+    holds one row of it in registers)."""
+    lb, _, lc, rc = dot.arg
+    lhs, rhs = dot.inputs
+    if lb or lhs.ndim != 2 or rhs.ndim != 2 or tuple(lc) != (1,) \
+            or dot.dtype not in (np.float32, np.float64):
+        return False
+    m, n = dot.shape
+    if not (n <= NARROW_DOT_COLUMNS and m >= 4 * n and lhs.shape[1] >= 4 * NARROW_DOT_COLUMNS):
+        return False
+    users = [u for u in kernel.nodes if any(i is dot for i in u.inputs)]
+    return all(u.op in ELEMENTWISE and u.shape == dot.shape for u in users)
 
 
 PARALLEL_MIN_ELEMENTS = 1 << 20

@@ -182,7 +182,7 @@ class _Planner:
             self.kernels = merge_siblings(self.kernels, self.producer, self.index)
         ordered = _execution_order(self.kernels, self.producer, self.index)
         if self.enable and self.row_fusion:
-            from .row_fusion import merge_rows
+            from .row_fusion import merge_rows      # it imports this module
             merged = merge_rows(ordered, self.producer, self.index)
             ordered = _execution_order(merged, self.producer, self.index)
         for kernel in ordered:

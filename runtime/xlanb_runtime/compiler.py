@@ -167,12 +167,17 @@ def _describe(report: CompileReport, executable: Executable, plan) -> None:
     report.cost = {k: v for k, v in executable.cost_analysis().items() if k != "kernels"}
 
 
-def _dump(dumper: ModuleDumper, settings, executable: Executable, generated) -> None:
+def dump_program(dumper: ModuleDumper, settings, executable) -> None:
+    """The target-independent dumps: optimized IR, fusion graph, driver."""
     if settings.xla_dump_hlo_as_text:
         dumper.write("after_optimizations.txt", executable.as_text())
     if settings.xla_dump_hlo_as_dot:
         dumper.write("fusion.dot", fusion_dot(executable.plan))
     dumper.write("driver.py", executable.driver_source)
+
+
+def _dump(dumper: ModuleDumper, settings, executable: Executable, generated) -> None:
+    dump_program(dumper, settings, executable)
     if settings.xla_dump_kernels:
         signatures = {name: kernel_signature(gen) for name, gen in generated.items()
                       if gen.has_function}

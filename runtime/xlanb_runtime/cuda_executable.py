@@ -28,7 +28,7 @@ import numpy as np
 
 from .buffers import BufferAssignment, assign_buffers
 from .codegen import cuda as cuda_codegen
-from .dump import ModuleDumper, fusion_dot
+from .dump import ModuleDumper
 from .executable import CompiledKernel, Executable, all_reduce_call, library_call
 from .ir import Graph, Node, Op, type_str
 from .ir.interpret import evaluate_node
@@ -374,11 +374,8 @@ class CudaExecutable(Executable):
 
 
 def _dump(dumper: ModuleDumper, settings, executable: CudaExecutable, generated) -> None:
-    if settings.xla_dump_hlo_as_text:
-        dumper.write("after_optimizations.txt", executable.as_text())
-    if settings.xla_dump_hlo_as_dot:
-        dumper.write("fusion.dot", fusion_dot(executable.plan))
-    dumper.write("driver.py", executable.driver_source)
+    from .compiler import dump_program
+    dump_program(dumper, settings, executable)
     if not settings.xla_dump_kernels:
         return
     for name, gen in generated.items():

@@ -66,6 +66,18 @@ def update(**values) -> None:
     _overrides.update(values)
 
 
+@contextlib.contextmanager
+def overriding(**values):
+    """`update(**values)` for the duration of a block, then the overrides as they were."""
+    saved = dict(_overrides)
+    update(**values)
+    try:
+        yield
+    finally:
+        _overrides.clear()
+        _overrides.update(saved)
+
+
 def from_environment() -> Flags:
     return replace(parse(os.environ.get("XLANB_FLAGS", "")), **_overrides)
 

@@ -351,11 +351,8 @@ def dump_kernels_without_nvvm():
     from xlanb_runtime import flags
     directory = tempfile.mkdtemp()
     x = np.arange(10, dtype=np.float32)
-    flags.update(xla_dump_to=directory, xla_dump_kernels=True)
-    try:
+    with flags.overriding(xla_dump_to=directory, xla_dump_kernels=True):
         xlanb.jit(lambda x: np.sum(x * 2), target="cuda")(x)
-    finally:
-        flags._overrides.clear()
     names = sorted(os.listdir(directory))
     assert any(n.endswith(".reduce_fusion_0.py") for n in names), names
     notes = [n for n in names if n.endswith(".ptx.txt")]

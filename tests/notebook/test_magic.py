@@ -182,3 +182,12 @@ def test_xla_report_shows_a_jitted_functions_report(ip):
     with capture_output() as captured:
         ip.run_line_magic("xla_report", "not_called")
     assert "has not been compiled yet" in captured.stderr and not captured.outputs
+
+
+def test_dump_option_wins_over_an_earlier_config_update(ip, tmp_path):
+    """--dump applies on top of `xlanb.config.update` (a stale xla_dump_to="" from an
+    earlier cell used to silence it)."""
+    from xlanb_runtime import flags
+    with flags.overriding(xla_dump_to=""):
+        run_xla(ip, f"--quiet --dump {tmp_path}", CELL)
+    assert any(p.name.endswith(".after_optimizations.txt") for p in tmp_path.iterdir())

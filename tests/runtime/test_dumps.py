@@ -107,9 +107,8 @@ def test_unknown_flag_lists_the_known_ones(monkeypatch):
 
 
 def test_config_update_sets_flags(tmp_path):
-    xlanb.config.update(xla_dump_to=str(tmp_path))
-    try:
+    from xlanb_runtime import flags
+    with flags.overriding():                  # restores the overrides this test sets
+        xlanb.config.update(xla_dump_to=str(tmp_path))
         xlanb.jit(lambda x: x * 3)(np.ones(2))
-    finally:
-        xlanb.config.update(xla_dump_to="")
     assert list(tmp_path.glob("*before_optimizations.txt"))

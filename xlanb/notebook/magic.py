@@ -17,12 +17,10 @@ print as `Type: message` plus the cell line, not a traceback (`--tb` shows the t
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import importlib.util
 import linecache
 import os
-import shlex
 import statistics
 import sys
 import time
@@ -226,33 +224,22 @@ class XlaMagics(Magics):
 
 
 # -- pieces -----------------------------------------------------------------------------------
-@contextlib.contextmanager
 def compiler_flags(dump: str | None, trace: str | None, notes: list[str]):
-    """`XLANB_FLAGS` plus --xla_dump_to / --xla_trace_to for this cell, where the runtime
-    knows those flags (otherwise a note says the option was skipped)."""
+    """--xla_dump_to / --xla_trace_to for this cell, on top of XLANB_FLAGS and earlier
+    `xlanb.config.update` calls, where the runtime knows those flags (otherwise a note says
+    the option was skipped)."""
     from xlanb_runtime import flags
     known = {f.name for f in dataclasses.fields(flags.Flags)}
-    words = []
+    values = {}
     for option, flag, value in (("--dump", "xla_dump_to", dump),
                                 ("--trace", "xla_trace_to", trace)):
         if value is None:
             continue
         if flag in known:
-            words.append(f"--{flag}={shlex.quote(os.path.abspath(value))}")
+            values[flag] = os.path.abspath(value)
         else:
             notes.append(f"{option} skipped: this xlanb runtime has no --{flag} flag yet")
-    if not words:
-        yield
-        return
-    old = os.environ.get("XLANB_FLAGS")
-    os.environ["XLANB_FLAGS"] = " ".join(([old] if old else []) + words)
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("XLANB_FLAGS", None)
-        else:
-            os.environ["XLANB_FLAGS"] = old
+    return flags.overriding(**values)
 
 
 def profile(jitted, values: list, repeat: int) -> dict:

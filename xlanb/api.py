@@ -29,7 +29,9 @@ from xlanb_runtime.report import CompileReport
 
 from .pytree import make_unflattener
 from .tracing import trace
-from .tracing.tracer import flatten_args
+from .tracing.boundary import call_params, find_aliases, finish_call
+from .internal_errors import named_internal_errors
+from .tracing.tracer import current_context, flatten_args, has_tracer, trace_learning_statics
 
 RECOMPILE_WARNING_THRESHOLD = 8
 
@@ -58,12 +60,19 @@ class CacheInfo:
     currsize: int
 
 
-def _leaf_signature(leaf) -> Any:
+def _leaf_signature(leaf, static: bool = False) -> Any:
+    """An array leaf's shape, dtype and layout; a Python scalar's type only (it is traced,
+    weakly typed) unless it had to be static; any other leaf's value."""
     if isinstance(leaf, np.ndarray):
-        return (leaf.shape, leaf.dtype)
+        return (leaf.shape, leaf.dtype, leaf.strides)
     if isinstance(leaf, np.generic):
         return ((), leaf.dtype)
-    return ("static", type(leaf), leaf)
+    if not static and type(leaf) in _WEAK_SCALARS:
+        return ("weak", type(leaf))
+    return ("static", type(leaf), _static_key(leaf))
+
+
+_WEAK_SCALARS = (int, float, complex, bool)
 
 
 class Lowered:
@@ -80,8 +89,9 @@ class Lowered:
         return print_graph(self.traced.graph)
 
     def compile(self) -> "Compiled":
-        executable = xlanb_runtime.compile(self.traced.graph, self._jitted.target,
-                                           self.options, self.report)
+        with named_internal_errors(self._jitted.fn):
+            executable = xlanb_runtime.compile(self.traced.graph, self._jitted.target,
+                                               self.options, self.report)
         return Compiled(executable, self.traced)
 
 
@@ -91,23 +101,30 @@ class Compiled:
     def __init__(self, executable, traced):
         self.executable, self.traced = executable, traced
         self._driver = executable.driver
-        self._single = traced.out_tree.num_leaves == 1 and traced.out_tree.kind == "leaf" \
-            and not traced.const_outputs
+        self._pure = traced.is_pure and not traced.scalar_params
+        self._single = self._pure and traced.out_tree.num_leaves == 1 and \
+            traced.out_tree.kind == "leaf" and not traced.const_outputs
         self._unflatten = make_unflattener(traced.out_tree)
 
     def __call__(self, *args, **kwargs):
         leaves, _, _ = flatten_args(args, kwargs, ())
-        return self.call_flat([leaves[i] for i in self.traced.param_leaves])
+        return self.call_flat(leaves)
 
-    def call_flat(self, arrays: Sequence[np.ndarray]):
-        if self._single:
-            return self._driver(*arrays)[0]
-        outs = self._driver(*arrays)
-        if self.traced.const_outputs:
-            outs = list(outs)
-            for index, value in self.traced.const_outputs.items():
-                outs[index] = value
-        return self._unflatten(outs)
+    def call_flat(self, leaves: Sequence[Any]):
+        """Run on the caller's flattened arguments (`flatten_args` order)."""
+        if self._pure:
+            arrays = [leaves[i] for i in self.traced.param_leaves]
+            if self._single:
+                return self._driver(*arrays)[0]
+            outs = self._driver(*arrays)
+            if self.traced.const_outputs:
+                outs = list(outs)
+                for index, value in self.traced.const_outputs.items():
+                    outs[index] = value
+            return self._unflatten(outs)
+        params = call_params(self.traced, leaves)
+        outs = finish_call(self.traced, params, leaves, list(self._driver(*params)))
+        return self._unflatten(outs[:self.traced.out_tree.num_leaves])
 
     def as_text(self) -> str:
         return self.executable.as_text()
@@ -143,6 +160,7 @@ class JitFunction:
         self._fast_cache: dict = {}       # cheap structural key -> the same Compiled
         self._compile_lock = threading.Lock()
         self._interpreted: dict = {}
+        self._static_leaves: dict = {}    # in_tree -> leaves that had to be static scalars
         self._hits = self._misses = 0
         self._simple = not self.static_argnums
         self._warned = False
@@ -156,16 +174,20 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if _jit_disabled.get():
             return self.run_interpreted(args, kwargs)
+        if current_context() is not None and has_tracer((args, kwargs)):
+            return self.fn(*args, **kwargs)    # called while tracing: inline, as jax.jit
         if self._autocluster is not None:
             return self._autocluster(args, kwargs)
         fast = _fast_signature(args, kwargs) if self._simple else None
         if fast is not None:
             compiled = self._fast_cache.get(fast[0])
-            if compiled is not None:
+            if compiled is not None and find_aliases(fast[1]) is None:
                 self._hits += 1
                 return compiled.call_flat(fast[1])
         leaves, in_tree, static = flatten_args(args, kwargs, self.static_argnums)
-        key = self._key(leaves, in_tree, static, args, kwargs)
+        aliases = find_aliases(leaves)
+        statics = self._static_leaves.setdefault(in_tree, set())
+        key = self._key(leaves, in_tree, static, statics, aliases)
         compiled = self._cache.get(key)
         if compiled is None:
             with self._compile_lock:      # replica threads share one program, compiled once
@@ -173,6 +195,7 @@ class JitFunction:
                 if compiled is None:
                     self._misses += 1
                     compiled = self._lower(args, kwargs).compile()
+                    key = self._key(leaves, in_tree, static, statics, aliases)
                     self._cache[key] = compiled
                     self.last_compiled = compiled
                     self._check_recompiles()
@@ -180,33 +203,43 @@ class JitFunction:
                     self._hits += 1
         else:
             self._hits += 1
-        if fast is not None:
+        if fast is not None and aliases is None:
             self._fast_cache[fast[0]] = compiled
-        return compiled.call_flat([leaves[i] for i in compiled.traced.param_leaves])
+        return compiled.call_flat(leaves)
 
-    def _key(self, leaves, in_tree, static, args, kwargs):
-        if self._simple and not kwargs and all(type(a) is np.ndarray for a in args):
-            return tuple((a.shape, a.dtype) for a in args)
+    def _key(self, leaves, in_tree, static, statics, aliases):
         return (in_tree, tuple(_static_key(s) for s in static),
-                tuple(_leaf_signature(leaf) for leaf in leaves))
+                tuple(_leaf_signature(leaf, i in statics) for i, leaf in enumerate(leaves)),
+                aliases.key if aliases is not None else None)
+
+    def _trace(self, args, kwargs):
+        """Trace with Python scalars as weak traced values, static where they must be."""
+        leaves, in_tree, _ = flatten_args(args, kwargs, self.static_argnums)
+        statics = self._static_leaves.setdefault(in_tree, set())
+        with named_internal_errors(self.fn):
+            return trace_learning_statics(
+                lambda static_leaves: trace(self.fn, args, kwargs, self.static_argnums,
+                                            static_leaves=static_leaves,
+                                            scalars_traced=True), statics)
 
     def _lower(self, args, kwargs) -> Lowered:
         report = CompileReport(getattr(self.fn, "__name__", "main"), self.target)
         with report.phase("trace", "trace"):
-            traced = trace(self.fn, args, kwargs, self.static_argnums)
+            traced = self._trace(args, kwargs)
         return Lowered(self, traced, self.options, report)
 
     def run_interpreted(self, args, kwargs):
         """Trace (once per signature) and run op by op in the reference interpreter."""
         leaves, in_tree, static = flatten_args(args, kwargs, self.static_argnums)
-        key = self._key(leaves, in_tree, static, args, kwargs)
+        aliases = find_aliases(leaves)
+        statics = self._static_leaves.setdefault(in_tree, set())
+        key = self._key(leaves, in_tree, static, statics, aliases)
         traced = self._interpreted.get(key)
         if traced is None:
-            traced = self._interpreted[key] = trace(self.fn, args, kwargs,
-                                                    self.static_argnums)
-        values = interpret(traced.graph, [leaves[i] for i in traced.param_leaves])
-        for index, value in traced.const_outputs.items():
-            values[index] = value
+            traced = self._trace(args, kwargs)
+            self._interpreted[self._key(leaves, in_tree, static, statics, aliases)] = traced
+        params = call_params(traced, leaves)
+        values = finish_call(traced, params, leaves, interpret(traced.graph, params))
         return traced.unflatten_outputs(values)
 
     # -- stages and introspection ------------------------------------------------------
@@ -274,7 +307,7 @@ def _signature(tree, leaves: list):
     kind = type(tree)
     if kind is np.ndarray:
         leaves.append(tree)
-        return tree.shape, tree.dtype
+        return tree.shape, tree.dtype, tree.strides
     if kind is dict:
         try:
             keys = sorted(tree)

@@ -126,3 +126,35 @@ class TracerLeakError(CompileError):
 
 # Raised by the runtime, re-exported here with the other user-facing errors.
 from xlanb_runtime.codegen.cuda import CudaUnavailableError  # noqa: E402,F401
+
+
+class ReadOnlyArrayError(CompileError, ValueError):
+    """A write to a read-only array (an argument with ``writeable=False``), as NumPy refuses.
+
+    Failing::
+
+        x = np.arange(4.0); x.flags.writeable = False
+        f(x)                             # def f(x): x[0] = 1
+
+    Fix: pass a writeable array, or write to a copy (``x = x.copy()``) inside the function.
+    """
+
+
+class AliasingError(CompileError, ValueError):
+    """Arguments share memory in a way xlanb cannot reproduce (different dtypes over the
+    same bytes, or views of a buffer that is not a NumPy array).
+
+    Failing::
+
+        f(x, x.view(np.int32))           # def f(a, b): a[0] = 1.0; return b
+
+    Fix: pass copies (``f(x, x.view(np.int32).copy())``), or run the function with NumPy.
+    """
+
+
+class InternalCompilerError(CompileError, RuntimeError):
+    """xlanb itself failed on a program it should have compiled or refused by name.
+
+    It is a bug in xlanb: the message names the operation and your line.  Meanwhile,
+    ``xlanb.jit(f, must_compile=False)`` runs the failing part with NumPy.
+    """

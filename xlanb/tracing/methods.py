@@ -63,6 +63,8 @@ def _inplace(ufunc, symbol):
                 raise fail(DTypeError, f"cannot cast the result from {result.dtype} to "
                            f"{self.dtype} with casting rule 'same_kind'",
                            hint=f"write `x = x {symbol} y` to get a new {result.dtype} array")
+            if self.writeable is None:       # a scalar argument: `s += 1` rebinds, as in Python
+                return result
             self.node = B.convert(result.node, self.dtype)
         return self
     return operator_method

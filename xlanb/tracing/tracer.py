@@ -10,10 +10,12 @@ is needed as a concrete one: `if`, `int()`, `np.asarray`) and `call_unsupported`
 the output shape depends on values), raise by default; auto-clustering overrides them to
 run that part eagerly and carry on with `new_input(value)`.
 
-Tracers have value semantics, with one exception kept for NumPy fidelity: in-place updates
-(`a += b`, `a[i] = v`) rebind the tracer's node, so every name bound to that Python object
-sees the update.  Views do not alias: `b = a[0]; b[...] = 1` leaves `a` unchanged, and an
-update to an argument is not written back to the caller's array (compiled code is pure).
+Tracers keep NumPy's reference semantics.  In-place updates (`a += b`, `a[i] = v`, ufunc
+`out=`) change the Tracer object itself, so every name bound to it sees the update; views
+(`b = a[0]`, `a.T`, `a.reshape(...)`) write through to their root (`views.py`).  The compiled
+program stays pure: `trace()` records which arguments were written (`Traced.writebacks`) and
+which outputs are arguments or views of them (`Traced.arg_outputs`), and the caller's arrays
+are updated and returned as NumPy would (`boundary.py`).
 """
 from __future__ import annotations
 
@@ -24,11 +26,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from xlanb_runtime.ir import Graph, Node, builder, type_str
+from xlanb_runtime.ir import Graph, Node, Op, builder, interpret, type_str
 
 from ..errors import CompileError, ConcretizationError, TracerLeakError
 from ..pytree import PyTreeDef, tree_flatten, tree_unflatten
 from .source import entry, user_location
+from .capture import capture_creation
+from .views import c_strides, read_through, write_through
 
 _ACTIVE: contextvars.ContextVar["TraceContext | None"] = contextvars.ContextVar(
     "xlanb_trace_context", default=None)
@@ -60,6 +64,7 @@ class TraceContext:
         self.name = name
         self.params: list[Node] = []
         self.input_values: list[np.ndarray | None] = []
+        self.scalar_leaves: dict[int, int] = {}     # param index -> leaf (Python scalars)
         self._tracers: list[weakref.ref] = []
         self.active = True
 
@@ -88,6 +93,22 @@ class TraceContext:
         self._tracers = [weakref.ref(t) for t in alive]
         return alive
 
+    def scalar_leaves_read_by(self, node: Node) -> frozenset[int]:
+        """Leaf indices of the traced Python-scalar arguments that `node` depends on."""
+        if not self.scalar_leaves:
+            return frozenset()
+        found, seen, stack = set(), {id(node)}, [node]
+        while stack:
+            current = stack.pop()
+            if current.op is Op.PARAMETER and current.arg in self.scalar_leaves and \
+                    current is self.params[current.arg]:
+                found.add(self.scalar_leaves[current.arg])
+            for source in current.inputs:
+                if id(source) not in seen:
+                    seen.add(id(source))
+                    stack.append(source)
+        return frozenset(found)
+
     # -- hooks ---------------------------------------------------------------------------------
     def materialize(self, tracer: "Tracer", what: str) -> np.ndarray:
         """The concrete value of `tracer`, needed by `what` ("bool()", "int()", "np.asarray()").
@@ -113,15 +134,127 @@ class TraceContext:
         raise unsupported_error(func, args, what)
 
 
-class Tracer:
-    """An array under tracing: `node` (shape, dtype) in `context`'s graph."""
+class StaticScalarsNeeded(Exception):
+    """Internal: Python-scalar arguments (leaf indices) were needed as Python values
+    (`range(n)`, `np.zeros(n)`, `if alpha > 0`); the caller retraces with them static."""
 
-    __slots__ = ("node", "context", "__weakref__")
+    def __init__(self, leaves: frozenset[int]):
+        super().__init__(sorted(leaves))
+        self.leaves = leaves
+
+
+def trace_learning_statics(trace_once: Callable[[frozenset], "Traced"],
+                           learned: set) -> "Traced":
+    """`trace_once(static_leaves)`, retried with the scalar leaves it needed made static
+    (`learned` keeps them for later calls: one recompile per value, not a failure)."""
+    while True:
+        try:
+            return trace_once(frozenset(learned))
+        except StaticScalarsNeeded as needed:
+            if needed.leaves <= learned:
+                raise AssertionError("internal: static scalar leaves did not stick")
+            learned |= needed.leaves
+
+
+_CONTEXT_DEPENDENT = frozenset({Op.PARAMETER, Op.ALL_REDUCE})
+
+
+def constant_value(node: Node) -> np.ndarray | None:
+    """The value of a node that depends on no parameter (arrays made in the function)."""
+    if node.op is Op.CONSTANT:
+        return node.arg
+    seen, stack = {id(node)}, [node]
+    while stack:
+        current = stack.pop()
+        if current.op in _CONTEXT_DEPENDENT:
+            return None
+        for source in current.inputs:
+            if id(source) not in seen:
+                seen.add(id(source))
+                stack.append(source)
+    value, = interpret(Graph([], [node], "constant"), [])
+    value.flags.writeable = False
+    return value
+
+
+class Tracer:
+    """An array under tracing: `node` (shape, dtype) in `context`'s graph.
+
+    A *root* owns its memory (`root is None`); a *view* reads and writes through `root`
+    along `steps` (see `views.py`).  `weak_type` is the Python type of a traced Python
+    scalar argument, which promotes weakly like the scalar would (NEP 50).
+    """
+
+    __slots__ = ("_node", "context", "root", "steps", "_seen", "_version", "_strides",
+                 "weak_type", "writeable", "__weakref__")
     __hash__ = None                      # like ndarray: mutable, compared elementwise
 
     def __init__(self, node: Node, context: TraceContext):
-        self.node = node
+        self._node = node
         self.context = context
+        self.root: Tracer | None = None
+        self.steps: tuple = ()
+        self._seen = 0                   # the root's version that `_node` was read at
+        self._version = 0                # bumped by every write to a root
+        self._strides = None             # None: C order; False: not whole elements
+        self.weak_type = None
+        self.writeable = True
+
+    # -- value and writes ------------------------------------------------------------------
+    @property
+    def node(self) -> Node:
+        root = self.root
+        if root is not None and self._seen != root._version:
+            self._node = read_through(root._node, self.steps)
+            self._seen = root._version
+        return self._node
+
+    @node.setter
+    def node(self, value: Node) -> None:
+        """Write `value` into this array (and through a view into its root)."""
+        root = self.root if self.root is not None else self
+        if not root.writeable:
+            from ..errors import ReadOnlyArrayError
+            raise ReadOnlyArrayError("assignment destination is read-only",
+                                     location=user_location(),
+                                     hint="pass a writeable array, or copy it first "
+                                     "(`x = x.copy()`)")
+        if value.shape != self.shape:
+            raise AssertionError(f"internal: writing {value.shape} into {self.shape}")
+        if self.root is None:
+            self._node = value
+            self._version += 1
+            return
+        root._node = write_through(root._node, self.steps, value)
+        root._version += 1
+        self._node, self._seen = value, root._version
+
+    def rebind(self, node: Node) -> None:
+        """A root now reads `node` (the same value, e.g. a cluster's result), views too."""
+        self._node = node
+        self._version += 1
+
+    @property
+    def strides(self) -> tuple[int, ...] | None:
+        """Strides in elements (None when unknown: views of it are copies)."""
+        if self._strides is None:
+            return c_strides(self.shape)
+        return self._strides or None
+
+    def view(self, step, node: Node | None = None) -> "Tracer | None":
+        """A view of this array through `step`; None when NumPy would copy instead."""
+        from .views import ReshapeStep
+        strides = step.strides(self.shape, self.strides)
+        if strides is None and isinstance(step, ReshapeStep):
+            return None
+        root = self.root if self.root is not None else self
+        source = self.node
+        if node is None and source.op is Op.CONSTANT:      # fold views of made arrays
+            node = builder.constant(step.apply(source.arg))
+        view = self.context.wrap(node if node is not None else step.read(source))
+        view.root, view.steps, view._seen = root, self.steps + (step,), root._version
+        view._strides = strides if strides is not None else False
+        return view
 
     # -- NEP 13 / NEP 18 -------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -155,6 +288,8 @@ class Tracer:
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
+        if self.ndim == 1 and self.node.op is Op.CONSTANT:
+            return iter(self.node.arg)     # NumPy scalars: nothing to write through
         return (self[i] for i in range(self.shape[0]))
 
     def __copy__(self) -> "Tracer":
@@ -165,6 +300,12 @@ class Tracer:
 
     # -- concretization: routed through the context's hook --------------------------------------
     def _concrete(self, what: str) -> np.ndarray:
+        value = constant_value(self.node)
+        if value is not None:
+            return value
+        scalars = self.context.scalar_leaves_read_by(self.node)
+        if scalars:
+            raise StaticScalarsNeeded(scalars)
         with entry(what):
             return np.asarray(self.context.materialize(self, what))
 
@@ -197,7 +338,9 @@ class Tracer:
 
     def __array__(self, dtype=None, copy=None):
         value = self._concrete("np.asarray()")
-        return value.astype(dtype) if dtype is not None else value
+        value = value.astype(dtype) if dtype is not None else value.view()
+        value.flags.writeable = False      # a write to it could not reach the traced array
+        return value
 
     def item(self, *args):
         return self._concrete("x.item()").item(*args)
@@ -237,6 +380,12 @@ def _static_indices(static_argnums, nargs: int) -> frozenset[int]:
     return frozenset(out)
 
 
+def has_tracer(tree: Any) -> bool:
+    """Whether a pytree of arguments holds a Tracer."""
+    leaves, _ = tree_flatten(tree)
+    return any(isinstance(leaf, Tracer) for leaf in leaves)
+
+
 def is_array_leaf(leaf: Any) -> bool:
     """Leaves that become graph parameters; other leaves (Python scalars, ...) are static."""
     return isinstance(leaf, (np.ndarray, np.generic, Tracer))
@@ -258,10 +407,12 @@ def flatten_args(args: tuple, kwargs: dict | None = None, static_argnums=()
 class Traced:
     """The result of `trace`: the graph plus what is needed to call it and rebuild results.
 
-    graph.params[i] is the i-th array leaf of `flatten_args(args, kwargs, static_argnums)`
-    (positions in `param_leaves`); graph.outputs are the output leaves in `out_tree` order.
-    `const_outputs` maps output index -> the plain value the function returned there (it is
-    also a constant node of the graph).
+    graph.params[p] is the array leaf `param_leaves[p]` of `flatten_args(args, kwargs,
+    static_argnums)`, or, for p in `flat_params`, the flat memory of that leaf's owner (an
+    alias group).  graph.outputs are the output leaves in `out_tree` order, then one output
+    per `writebacks` entry (param index, output index).  `const_outputs` maps output index
+    -> the plain value the function returned there; `arg_outputs` output index -> the
+    argument (or view of one) returned there (`boundary.ArgOutput`).
     """
     graph: Graph
     in_tree: PyTreeDef
@@ -269,9 +420,19 @@ class Traced:
     param_leaves: tuple[int, ...]
     static_args: tuple[Any, ...]
     const_outputs: dict[int, Any]
+    writebacks: tuple[tuple[int, int], ...] = ()
+    arg_outputs: dict = dataclasses.field(default_factory=dict)
+    flat_params: frozenset = frozenset()
+    alias_key: Any = None
+    scalar_params: frozenset = frozenset()        # params that are Python scalars
+
+    @property
+    def is_pure(self) -> bool:
+        """No argument written, returned or aliased: outputs are just the program's."""
+        return not (self.writebacks or self.arg_outputs or self.flat_params)
 
     def unflatten_outputs(self, values: Sequence[Any]) -> Any:
-        return tree_unflatten(self.out_tree, values)
+        return tree_unflatten(self.out_tree, list(values)[:self.out_tree.num_leaves])
 
 
 def _output_node(context: TraceContext, leaf: Any, index: int) -> Node:
@@ -288,46 +449,139 @@ def _output_node(context: TraceContext, leaf: Any, index: int) -> Node:
                        hint="return it from a wrapper outside the compiled function")
 
 
+class _Arguments:
+    """The traced stand-ins for a call's leaves, and what became of them after the call."""
+
+    def __init__(self, context: TraceContext, leaves: list, static_leaves):
+        from .boundary import find_aliases, flat_memory, strided_step
+        self.context = context
+        self.aliases = find_aliases(leaves)
+        self.param_leaves: list[int] = []
+        self.flat_params: set[int] = set()
+        self.roots: list[tuple[int, Tracer]] = []       # (param index, root) of arrays
+        self.leaf_of: dict[int, int] = {}               # id(tracer) -> leaf index
+        self.traced: list = []
+        same = self.aliases.same if self.aliases else {}
+        grouped = {i: g for g in (self.aliases.groups if self.aliases else ()) for i in g}
+        flat_roots: dict = {}
+        for i, leaf in enumerate(leaves):
+            if i in same:
+                tracer = self.traced[same[i]]
+            elif i in grouped:
+                group = grouped[i]
+                if group not in flat_roots:
+                    flat = flat_memory(leaf)
+                    flat_roots[group] = (flat, self._param(i, flat, flat=True))
+                flat, root = flat_roots[group]
+                tracer = root.view(strided_step(flat, leaf))
+                tracer.writeable = bool(leaf.flags.writeable)
+            elif i in static_leaves or not is_array_leaf(leaf):
+                self.traced.append(leaf)
+                continue
+            else:
+                tracer = self._param(i, leaf)
+            self.leaf_of[id(tracer)] = i
+            self.traced.append(tracer)
+
+    def _param(self, leaf_index: int, leaf, flat: bool = False) -> Tracer:
+        from .views import element_strides
+        context = self.context
+        if isinstance(leaf, Tracer):
+            tracer = context.new_param(leaf.shape, leaf.dtype)
+        elif is_array_leaf(leaf):
+            tracer = context.new_input(leaf)
+        else:                                           # a Python scalar: traced, weak
+            tracer = context.new_input(np.asarray(leaf))
+            tracer.weak_type = type(leaf)
+            context.scalar_leaves[len(self.param_leaves)] = leaf_index
+        if flat:
+            self.flat_params.add(len(self.param_leaves))
+        self.param_leaves.append(leaf_index)
+        if isinstance(leaf, np.ndarray):
+            tracer._strides = element_strides(leaf) or False
+            tracer.writeable = bool(leaf.flags.writeable)
+            self.roots.append((len(self.param_leaves) - 1, tracer))
+        else:
+            tracer.writeable = None                     # immutable: in-place ops rebind
+        return tracer
+
+    def argument_output(self, leaf):
+        """An ArgOutput when `leaf` is an argument or a view of one, else None."""
+        from .boundary import ArgOutput
+        if not isinstance(leaf, Tracer):
+            return None
+        index = self.leaf_of.get(id(leaf))
+        if index is not None:
+            return ArgOutput(leaf=index)
+        if leaf.root is not None:
+            for p, root in self.roots:
+                if root is leaf.root:
+                    return ArgOutput(param=p, steps=leaf.steps)
+        return None
+
+    def writebacks(self) -> list[tuple[int, Tracer]]:
+        params = self.context.params
+        return [(p, root) for p, root in self.roots if root._node is not params[p]]
+
+
 def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=(),
-          name: str | None = None, context: TraceContext | None = None) -> Traced:
+          name: str | None = None, context: TraceContext | None = None,
+          static_leaves=frozenset(), scalars_traced: bool = False) -> Traced:
     """Run `fn(*args, **kwargs)` on Tracers and record what it does as an IR Graph.
 
     Array leaves (ndarray, NumPy scalars) of the non-static arguments become parameters;
-    Python scalars and other leaves are passed through unchanged (static: baked into the
-    graph); arguments at `static_argnums` are passed through untouched.  Pass `context` to
-    use a TraceContext subclass (auto-clustering).
+    with `scalars_traced`, Python scalars too (weakly typed, like JAX), except the leaf
+    indices in `static_leaves`; other leaves are passed through unchanged (static: baked
+    into the graph); arguments at `static_argnums` are passed through untouched.  Writes to
+    arguments become `writebacks`; arguments that share memory are traced as aliases.  Pass
+    `context` to use a TraceContext subclass (auto-clustering).
     """
     name = name or getattr(fn, "__name__", "main")
     context = context if context is not None else TraceContext(name)
     leaves, in_tree, static_args = flatten_args(tuple(args), kwargs, static_argnums)
     static = _static_indices(static_argnums, len(args))
+    if not scalars_traced:
+        static_leaves = frozenset(i for i, leaf in enumerate(leaves)
+                                  if not is_array_leaf(leaf)) | static_leaves
+    else:
+        static_leaves = frozenset(i for i, leaf in enumerate(leaves)
+                                  if not is_traceable_leaf(leaf)) | static_leaves
     token = _ACTIVE.set(context)
     try:
-        traced_leaves, param_leaves = [], []
-        for i, leaf in enumerate(leaves):
-            if isinstance(leaf, Tracer):
-                traced_leaves.append(context.new_param(leaf.shape, leaf.dtype))
-            elif is_array_leaf(leaf):
-                traced_leaves.append(context.new_input(leaf))
-            else:
-                traced_leaves.append(leaf)
-                continue
-            param_leaves.append(i)
-        dynamic, traced_kwargs = tree_unflatten(in_tree, traced_leaves)
+        arguments = _Arguments(context, leaves, static_leaves)
+        dynamic, traced_kwargs = tree_unflatten(in_tree, arguments.traced)
         dynamic = iter(dynamic)
         call_args = [a if i in static else next(dynamic) for i, a in enumerate(args)]
-        result = fn(*call_args, **traced_kwargs)
+        with capture_creation():
+            result = fn(*call_args, **traced_kwargs)
         out_leaves, out_tree = tree_flatten(result)
-        outputs, consts = [], {}
+        outputs, consts, arg_outputs = [], {}, {}
         for i, leaf in enumerate(out_leaves):
+            source = arguments.argument_output(leaf)
+            if source is not None:
+                arg_outputs[i] = source
+                outputs.append(builder.constant(np.zeros((), np.int8)))
+                continue
             outputs.append(_output_node(context, leaf, i))
             if not isinstance(leaf, Tracer):
                 consts[i] = leaf
+        writebacks = []
+        for p, root in arguments.writebacks():
+            writebacks.append((p, len(outputs)))
+            outputs.append(root.node)
     finally:
         _ACTIVE.reset(token)
         context.active = False
     graph = Graph(list(context.params), outputs, name)
-    return Traced(graph, in_tree, out_tree, tuple(param_leaves), static_args, consts)
+    aliases = arguments.aliases
+    return Traced(graph, in_tree, out_tree, tuple(arguments.param_leaves), static_args,
+                  consts, tuple(writebacks), arg_outputs, frozenset(arguments.flat_params),
+                  aliases.key if aliases else None, frozenset(context.scalar_leaves))
+
+
+def is_traceable_leaf(leaf: Any) -> bool:
+    """Arrays, and Python numbers (traced as weakly typed scalars)."""
+    return is_array_leaf(leaf) or type(leaf) in (int, float, complex, bool)
 
 
 from . import lowering  # noqa: E402  (the rules import Tracer from this module)

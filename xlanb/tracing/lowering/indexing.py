@@ -28,6 +28,7 @@ from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
 from ..tracer import Tracer
+from ..views import IndexStep
 from . import implements, unsupported
 from .promote import (broadcast_shapes, broadcast_to, constant_node, normalize_axis, scalar,
                       shape_of, to_node, wrap)
@@ -62,6 +63,8 @@ def _normalize_key(shape: tuple[int, ...], key) -> list:
     key = list(key) if isinstance(key, tuple) else [key]
     entries = []
     for k in key:
+        if isinstance(k, Tracer) and k.node.op is Op.CONSTANT:
+            k = k.node.arg                     # an index array made in the function
         if isinstance(k, list):
             k = np.asarray(k)
             k = k.astype(np.intp) if k.size == 0 else k
@@ -253,10 +256,33 @@ def _advanced_update(x: Node, plan: _Plan, value) -> Node | None:
     return B.transpose(updated, list(np.argsort(positions + rest)))
 
 
+def basic_read(x: Node, plan: _Plan) -> Node:
+    """x[key] for a basic key (the read of an `IndexStep` view)."""
+    return _basic(x, plan)
+
+
+def _basic_key(shape: tuple[int, ...], key) -> tuple | None:
+    """The key with Ellipsis expanded and ints normalized, or None if it is not basic."""
+    entries = _normalize_key(shape, key)
+    out = []
+    for k in entries:
+        if k is None or isinstance(k, slice):
+            out.append(k)
+        elif isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+            out.append(int(k))
+        else:
+            return None
+    return tuple(out)
+
+
 def lower_getitem(x: Tracer, key):
     plan = _plan(x.node, key)
     if plan.mask is not None:
         return unsupported(operator.getitem, (x, key), {}, "x[mask] (boolean mask)")
+    if not plan.advanced:                  # basic indexing: a view, as in NumPy
+        basic = _basic_key(x.shape, key)
+        if basic is not None:
+            return x.view(IndexStep(basic, plan))
     y = _basic(x.node, plan)
     if plan.advanced:
         y = _advanced(y, plan.advanced)
@@ -295,17 +321,24 @@ def lower_setitem(x: Tracer, key, value) -> None:
     v = to_node(value, x.dtype)
     while v.ndim > len(target) and v.shape[0] == 1:
         v = B.reshape(v, v.shape[1:])               # NumPy drops leading 1s of the value
-    v = B.reshape(broadcast_to(v, target), plan.counts)
+    v = broadcast_to(v, target)
     if 0 in plan.counts:
         return
+    x.node = basic_update(x.node, plan, v)
+
+
+def basic_update(x: Node, plan: _Plan, value: Node) -> Node:
+    """x with x[key] = value for a basic key (`value` has the shape of x[key])."""
+    v = B.reshape(value, plan.counts)
+    if 0 in plan.counts:
+        return x
     if all(spec == (0, n, 1) for spec, n in zip(plan.specs, x.shape)):
-        x.node = B.reverse(v, plan.reverse)
-        return
+        return B.reverse(v, plan.reverse)
     config = [(a, n - (a + (c - 1) * s + 1), s - 1)     # in the frame of the reversed x
               for (a, _, s), c, n in zip(plan.specs, plan.counts, x.shape)]
     placed = B.reverse(B.pad(v, scalar(0, x.dtype), config), plan.reverse)
     inside = B.pad(B.broadcast(scalar(True, bool), v.shape), scalar(False, bool), config)
-    x.node = B.select(B.reverse(inside, plan.reverse), placed, x.node)
+    return B.select(B.reverse(inside, plan.reverse), placed, x)
 
 
 @implements(np.take)

@@ -39,6 +39,8 @@ def concrete(x: Any) -> np.ndarray:
 
 def promotion_type(x: Any):
     """What `ufunc.resolve_dtypes` takes: a dtype, or the Python type of a weak scalar."""
+    if isinstance(x, Tracer) and x.weak_type is not None:
+        return x.weak_type               # a traced Python scalar argument
     if isinstance(x, (Tracer, Node)):
         return x.dtype
     if is_weak(x):
@@ -56,7 +58,9 @@ def shape_of(x: Any) -> tuple[int, ...]:
 
 def result_type(*xs: Any) -> np.dtype:
     """np.result_type with NEP 50 weak Python scalars."""
-    values = [x if is_weak(x) or isinstance(x, bool) else dtype_of(x) for x in xs]
+    values = [x if is_weak(x) or isinstance(x, bool) else
+              x.weak_type(0) if isinstance(x, Tracer) and x.weak_type is not None else
+              dtype_of(x) for x in xs]
     try:
         return np.result_type(*values)
     except TypeError as exc:
@@ -183,3 +187,20 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
 def operator_index(x) -> int:
     import operator
     return operator.index(x)
+
+
+_WEAK_BY_KIND = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
+def is_weakly_typed(x: Any) -> bool:
+    """A Python scalar, or a traced one (a scalar argument, or arithmetic on them)."""
+    return is_weak(x) or isinstance(x, bool) or (isinstance(x, Tracer) and
+                                                  x.weak_type is not None)
+
+
+def mark_weak(result: Any, inputs: Sequence[Any]) -> Any:
+    """Arithmetic on weak scalars only stays weak (`alpha * beta` is a Python float)."""
+    if isinstance(result, Tracer) and result.shape == () and inputs and \
+            all(is_weakly_typed(x) for x in inputs):
+        result.weak_type = _WEAK_BY_KIND.get(result.dtype.kind)
+    return result

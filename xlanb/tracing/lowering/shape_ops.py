@@ -7,6 +7,7 @@ here; the IR only ever sees explicit, non-negative ones.
 """
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -15,6 +16,8 @@ from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
 from ...errors import ShapeMismatchError
+from ..tracer import Tracer
+from ..views import ReshapeStep, TransposeStep
 from . import fail, implements, unsupported, unsupported_option
 from .promote import (broadcast_shapes, broadcast_to, normalize_axes, normalize_axis,
                       result_type, scalar, shape_of, to_node, wrap)
@@ -24,6 +27,31 @@ def _shape_arg(shape) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)) or hasattr(shape, "__index__"):
         return (operator.index(shape),)
     return tuple(operator.index(n) for n in shape)
+
+
+def _view_step(source: Node, node: Node):
+    """The view step taking `source` to `node`, if `node` is a reshape/transpose of it."""
+    if node is source:
+        return ReshapeStep(node.shape)
+    if node.inputs and node.inputs[0] is source:
+        if node.op is Op.TRANSPOSE:
+            return TransposeStep(node.arg)
+        if node.op is Op.RESHAPE:
+            return ReshapeStep(node.shape)
+    return None
+
+
+def _view_rule(rule):
+    """Make `rule`'s result a view of its array argument where NumPy returns a view."""
+    @functools.wraps(rule)
+    def view_rule(a, *args, **kwargs):
+        out = rule(a, *args, **kwargs)
+        if not isinstance(a, Tracer):
+            return out
+        step = _view_step(a.node, out.node)
+        view = a.view(step, out.node) if step is not None else None
+        return out if view is None else view
+    return view_rule
 
 
 def reshape_node(x: Node, shape) -> Node:
@@ -43,6 +71,7 @@ def reshape_node(x: Node, shape) -> Node:
 
 
 @implements(np.reshape)
+@_view_rule
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if order != "C":
         raise unsupported_option("reshape", "order=", "only C order is compiled; leave the "
@@ -51,6 +80,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 
 @implements(np.ravel)
+@_view_rule
 def ravel(a, order="C"):
     if order not in ("C", "K", "A"):
         raise unsupported_option("ravel", "order=", "only C order is compiled")
@@ -59,6 +89,7 @@ def ravel(a, order="C"):
 
 
 @implements(np.transpose, getattr(np, "permute_dims", None))
+@_view_rule
 def transpose(a, axes=None):
     x = to_node(a)
     if axes is None:
@@ -71,6 +102,7 @@ def transpose(a, axes=None):
 
 
 @implements(np.swapaxes)
+@_view_rule
 def swapaxes(a, axis1, axis2):
     x = to_node(a)
     perm = list(range(x.ndim))
@@ -80,6 +112,7 @@ def swapaxes(a, axis1, axis2):
 
 
 @implements(np.moveaxis)
+@_view_rule
 def moveaxis(a, source, destination):
     x = to_node(a)
     src = np.lib.array_utils.normalize_axis_tuple(source, x.ndim, "source")
@@ -102,11 +135,13 @@ def expand_node(x: Node, axis) -> Node:
 
 
 @implements(np.expand_dims)
+@_view_rule
 def expand_dims(a, axis):
     return wrap(expand_node(to_node(a), axis))
 
 
 @implements(np.squeeze)
+@_view_rule
 def squeeze(a, axis=None):
     x = to_node(a)
     if axis is None:

@@ -17,8 +17,8 @@ from xlanb_runtime.ir import builder as B
 
 from ...errors import DTypeError
 from . import fail, implements, unsupported, unsupported_option
-from .promote import (is_operand, operands, promotion_type, result_type, scalar, shape_of,
-                      to_node, wrap)
+from .promote import (is_operand, mark_weak, operands, promotion_type, result_type, scalar,
+                      shape_of, to_node, wrap)
 
 
 def _un(op):
@@ -227,7 +227,7 @@ def lower_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
         return unsupported(ufunc, inputs, {} if dtype is None else {"dtype": dtype})
     loop = _resolve(ufunc, inputs, dtype)
     nodes, _ = operands(inputs, list(loop[:ufunc.nin]))
-    return wrap(B.convert(rule(*nodes), loop[ufunc.nin]))
+    return mark_weak(wrap(B.convert(rule(*nodes), loop[ufunc.nin])), inputs)
 
 
 @implements(np.where)

@@ -1,0 +1,197 @@
+"""The NumPy boundary of a compiled call: aliased arguments in, written arguments out.
+
+Inside, a compiled program is a pure function.  At its boundary a call must leave the
+caller's world as NumPy would:
+
+* **Aliasing in.** Arguments that share memory (`f(A, A)`, `f(A[1:], A[:-1])`) are found at
+  call time by their memory owner (`ndarray.base`), which costs one attribute read per
+  argument when nothing is shared.  The same array twice becomes one traced array (`a is b`
+  inside, as in NumPy); overlapping views become views of one flat parameter (the owner's
+  memory) through a `StridedStep`, so a write through one is seen through the other.
+  The pattern is part of the signature (`AliasPlan.key`).
+* **Writes out.** `Traced.writebacks` names the parameters whose root was written; the
+  call copies their final values into the caller's arrays (`finish_call`), and only those.
+* **Arguments returned.** Where the function returns an argument or a view of one, the
+  caller gets that same object, or the same view of its memory (`Traced.arg_outputs`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from xlanb_runtime.ir import Node
+from xlanb_runtime.ir import builder as B
+
+from ..errors import AliasingError, ReadOnlyArrayError
+from .views import ViewStep, apply_steps
+
+
+@dataclass(frozen=True)
+class ArgOutput:
+    """An output that is the caller's leaf `leaf` itself, or a view (`steps`) of param `param`."""
+    leaf: int | None = None
+    param: int | None = None
+    steps: tuple = ()
+
+
+# -- aliasing ---------------------------------------------------------------------------------
+
+def _owner(array: np.ndarray):
+    base = array.base
+    return array if base is None else base
+
+
+@dataclass(frozen=True)
+class AliasPlan:
+    """How array leaves that share memory enter the trace.
+
+    `same[i] = j`: leaf i is the very same array as leaf j (j < i).  `groups`: lists of
+    leaves that overlap without being identical; each group is one flat parameter.
+    """
+    same: dict
+    groups: tuple[tuple[int, ...], ...]
+
+    @property
+    def key(self) -> tuple:
+        return (tuple(sorted(self.same.items())), self.groups)
+
+
+def _data_pointer(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
+def _identical(a: np.ndarray, b: np.ndarray) -> bool:
+    return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
+            and _data_pointer(a) == _data_pointer(b))
+
+
+def find_aliases(leaves: Sequence) -> AliasPlan | None:
+    """None when no two array leaves share memory (the common, cheap case)."""
+    owners: dict[int, list[int]] = {}
+    for i, leaf in enumerate(leaves):
+        if type(leaf) is np.ndarray or isinstance(leaf, np.ndarray):
+            owners.setdefault(id(_owner(leaf)), []).append(i)
+    if all(len(members) == 1 for members in owners.values()):
+        return None
+    same, groups = {}, []
+    for members in owners.values():
+        overlapping = _overlap_groups([leaves[i] for i in members], members)
+        for group in overlapping:
+            first = group[0]
+            if all(_identical(leaves[first], leaves[i]) for i in group[1:]):
+                same.update({i: first for i in group[1:]})
+            else:
+                groups.append(tuple(group))
+    if not same and not groups:
+        return None
+    return AliasPlan(same, tuple(groups))
+
+
+def _overlap_groups(arrays: list[np.ndarray], indices: list[int]) -> list[list[int]]:
+    """Connected groups (size >= 2) of arrays whose memory ranges may overlap."""
+    parent = list(range(len(arrays)))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    for a in range(len(arrays)):
+        for b in range(a + 1, len(arrays)):
+            if arrays[a].size and arrays[b].size and np.may_share_memory(arrays[a], arrays[b]):
+                parent[find(b)] = find(a)
+    groups: dict[int, list[int]] = {}
+    for k in range(len(arrays)):
+        groups.setdefault(find(k), []).append(indices[k])
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def flat_memory(array: np.ndarray) -> np.ndarray:
+    """The whole memory of `array`'s owner, as a 1-D array of its dtype (a view)."""
+    owner = _owner(array)
+    if not isinstance(owner, np.ndarray) or owner.dtype != array.dtype or \
+            not (owner.flags.c_contiguous or owner.flags.f_contiguous):
+        raise AliasingError("arguments share memory with different dtypes or through a "
+                            "buffer that is not a contiguous NumPy array",
+                            hint="pass copies of the overlapping arguments")
+    return owner.ravel(order="K")
+
+
+@dataclass(frozen=True)
+class StridedStep(ViewStep):
+    """A view of a flat parameter at element `offset` with element `strides` (aliasing)."""
+    offset: int
+    shape: tuple[int, ...]
+    elem_strides: tuple[int, ...]
+
+    def _indices(self) -> np.ndarray:
+        index = np.full(self.shape, self.offset, dtype=np.int64)
+        for axis, (n, s) in enumerate(zip(self.shape, self.elem_strides)):
+            coords = np.arange(n, dtype=np.int64) * s
+            index += coords.reshape((n,) + (1,) * (len(self.shape) - axis - 1))
+        return index
+
+    def read(self, parent: Node) -> Node:
+        return B.gather(parent, B.constant(self._indices()), 0)
+
+    def write(self, parent: Node, child: Node) -> Node:
+        index = self._indices()
+        if np.unique(index).size != index.size:
+            raise AliasingError("a write through an argument whose elements overlap "
+                                "each other (zero or overlapping strides)",
+                                hint="pass a copy of that argument")
+        hit = np.zeros(parent.shape, dtype=bool)
+        hit[index.reshape(-1)] = True
+        zeros = B.broadcast(B.constant(np.zeros((), parent.dtype)), parent.shape)
+        placed = B.scatter_add(zeros, B.constant(index), child, 0)
+        return B.select(B.constant(hit), placed, parent)
+
+    def apply(self, array: np.ndarray) -> np.ndarray:
+        size = array.itemsize
+        return np.lib.stride_tricks.as_strided(
+            array[self.offset:], self.shape, tuple(s * size for s in self.elem_strides))
+
+    def strides(self, shape, strides):
+        return self.elem_strides
+
+
+def strided_step(flat: np.ndarray, array: np.ndarray) -> StridedStep:
+    size = array.itemsize
+    offset = _data_pointer(array) - _data_pointer(flat)
+    if offset % size or any(s % size for s in array.strides):
+        raise AliasingError("overlapping arguments are not aligned to whole elements",
+                            hint="pass copies of the overlapping arguments")
+    return StridedStep(offset // size, array.shape, tuple(s // size for s in array.strides))
+
+
+# -- the call ---------------------------------------------------------------------------------
+
+def call_params(traced, leaves: Sequence) -> list:
+    """The arrays a compiled program takes, from the caller's flattened arguments."""
+    if not traced.flat_params and not traced.scalar_params:
+        return [leaves[i] for i in traced.param_leaves]
+    return [flat_memory(leaves[i]) if p in traced.flat_params else
+            np.asarray(leaves[i]) if p in traced.scalar_params else leaves[i]
+            for p, i in enumerate(traced.param_leaves)]
+
+
+def finish_call(traced, params: Sequence, leaves: Sequence, outs: list) -> list:
+    """Write back what the program changed, then return the caller's own objects."""
+    if traced.writebacks:
+        for p, _ in traced.writebacks:
+            if not params[p].flags.writeable:
+                raise ReadOnlyArrayError("assignment destination is read-only",
+                                         op_name=f"argument {traced.param_leaves[p]}",
+                                         hint="pass a writeable array, or copy it first")
+        for p, o in traced.writebacks:
+            np.copyto(params[p], outs[o], casting="unsafe")
+    for index, source in traced.arg_outputs.items():
+        if source.leaf is not None:
+            outs[index] = leaves[source.leaf]
+        else:
+            outs[index] = apply_steps(params[source.param], source.steps)
+    for index, value in traced.const_outputs.items():
+        outs[index] = value
+    return outs

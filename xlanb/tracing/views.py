@@ -1,0 +1,188 @@
+"""Views of traced arrays and writes through them: NumPy's aliasing, made functional.
+
+In NumPy, basic indexing (`M[0]`, `x[::2]`, `x[..., None]`), transposes (`.T`, `swapaxes`)
+and layout-compatible reshapes (`reshape`, `ravel` of a contiguous array) return *views*:
+a write through the view changes its base.  A traced view keeps a link to its *root* (the
+traced array that owns the memory: an argument, or an array made inside the function) and
+the chain of `ViewStep`s from the root to it:
+
+    M (root) --IndexStep(0)--> row         row *= 2
+
+Reading `row` replays the steps on M's current node (`read_through`).  Writing `row`
+computes its new value, then `write_through` scatters it back, step by step in reverse,
+into a new node for M (torch.compile's functionalization).  The compiled program stays
+pure; `trace()` writes each argument's final root value back to the caller's array.
+
+Whether a reshape is a view depends on the memory layout, so every Tracer carries
+`strides` in elements: the caller's strides for arguments, C order for new arrays, and
+NumPy's rules for views (`reshape_strides` is NumPy's no-copy reshape test).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from xlanb_runtime.ir import Node
+from xlanb_runtime.ir import builder as B
+
+
+def c_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """Element strides of a C-contiguous array."""
+    strides, step = [], 1
+    for n in reversed(tuple(shape)):
+        strides.append(step)
+        step *= max(int(n), 1)
+    return tuple(reversed(strides))
+
+
+def element_strides(array: np.ndarray) -> tuple[int, ...] | None:
+    """The array's strides in elements (None when a stride is not a whole item)."""
+    size = array.itemsize
+    if size == 0 or any(s % size for s in array.strides):
+        return None
+    return tuple(s // size for s in array.strides)
+
+
+def reshape_strides(shape: Sequence[int], strides: Sequence[int] | None,
+                    new_shape: Sequence[int]) -> tuple[int, ...] | None:
+    """Strides of `reshape(new_shape)` as a view, or None when NumPy would copy.
+
+    NumPy's `_attempt_nocopy_reshape`: size-1 dims are dropped, then each group of old
+    dims whose product equals a group of new dims must be contiguous within itself.
+    """
+    new_shape = tuple(int(n) for n in new_shape)
+    if strides is None:
+        return None
+    if math.prod(shape) == 0:
+        return c_strides(new_shape)
+    old = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    dims, olds = [n for n, _ in old], [s for _, s in old]
+    new_strides = [0] * len(new_shape)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(new_shape) and oi < len(dims):
+        np_, op = new_shape[ni], dims[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= new_shape[nj]
+                nj += 1
+            else:
+                op *= dims[oj]
+                oj += 1
+        if any(olds[k] != dims[k + 1] * olds[k + 1] for k in range(oi, oj - 1)):
+            return None
+        new_strides[nj - 1] = olds[oj - 1]
+        for nk in range(nj - 1, ni, -1):
+            new_strides[nk - 1] = new_strides[nk] * new_shape[nk]
+        ni, nj, oi, oj = nj, nj + 1, oj, oj + 1
+    last = new_strides[ni - 1] if ni >= 1 else 1
+    for nk in range(ni, len(new_shape)):
+        new_strides[nk] = last
+    return tuple(new_strides)
+
+
+class ViewStep:
+    """One step of a view chain: how to read the child from its parent, and write it back."""
+
+    def read(self, parent: Node) -> Node:
+        raise NotImplementedError
+
+    def write(self, parent: Node, child: Node) -> Node:
+        """The parent's new node once the child holds `child` (same shape and dtype)."""
+        raise NotImplementedError
+
+    def apply(self, array: np.ndarray) -> np.ndarray:
+        """The same view of a concrete array (to return the caller's own memory)."""
+        raise NotImplementedError
+
+    def strides(self, shape: tuple[int, ...], strides) -> tuple[int, ...] | None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class IndexStep(ViewStep):
+    """Basic indexing: ints, slices (any step), None and Ellipsis."""
+    key: tuple
+    plan: object                       # indexing._Plan with no advanced entries
+
+    def read(self, parent):
+        from .lowering.indexing import basic_read
+        return basic_read(parent, self.plan)
+
+    def write(self, parent, child):
+        from .lowering.indexing import basic_update
+        return basic_update(parent, self.plan, child)
+
+    def apply(self, array):
+        return array[self.key]
+
+    def strides(self, shape, strides):
+        if strides is None:
+            return None
+        out, dim = [], 0
+        for k in self.key:
+            if k is None:
+                out.append(0)
+                continue
+            if isinstance(k, slice):
+                out.append(strides[dim] * k.indices(shape[dim])[2])
+            dim += 1
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class TransposeStep(ViewStep):
+    perm: tuple[int, ...]
+
+    def read(self, parent):
+        return B.transpose(parent, self.perm)
+
+    def write(self, parent, child):
+        return B.transpose(child, list(np.argsort(self.perm)))
+
+    def apply(self, array):
+        return array.transpose(self.perm)
+
+    def strides(self, shape, strides):
+        return None if strides is None else tuple(strides[p] for p in self.perm)
+
+
+@dataclass(frozen=True)
+class ReshapeStep(ViewStep):
+    shape: tuple[int, ...]
+
+    def read(self, parent):
+        return B.reshape(parent, self.shape)
+
+    def write(self, parent, child):
+        return B.reshape(child, parent.shape)
+
+    def apply(self, array):
+        return array.reshape(self.shape)
+
+    def strides(self, shape, strides):
+        return reshape_strides(shape, strides, self.shape)
+
+
+def read_through(root: Node, steps: Sequence[ViewStep]) -> Node:
+    for step in steps:
+        root = step.read(root)
+    return root
+
+
+def write_through(root: Node, steps: Sequence[ViewStep], value: Node) -> Node:
+    """The root's new node after the view reached by `steps` is set to `value`."""
+    parents = [root]
+    for step in steps[:-1]:
+        parents.append(step.read(parents[-1]))
+    for step, parent in zip(reversed(steps), reversed(parents)):
+        value = step.write(parent, value)
+    return value
+
+
+def apply_steps(array: np.ndarray, steps: Sequence[ViewStep]) -> np.ndarray:
+    for step in steps:
+        array = step.apply(array)
+    return array

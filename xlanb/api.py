@@ -198,7 +198,7 @@ class JitFunction:
                     key = self._key(leaves, in_tree, static, statics, aliases)
                     self._cache[key] = compiled
                     self.last_compiled = compiled
-                    self._check_recompiles()
+                    self._check_recompiles(args, kwargs)
                 else:
                     self._hits += 1
         else:
@@ -260,30 +260,54 @@ class JitFunction:
             return self._autocluster.report
         return self.last_compiled.report if self.last_compiled else None
 
-    def _check_recompiles(self) -> None:
+    def _check_recompiles(self, args, kwargs) -> None:
         if self._warned or len(self._cache) <= RECOMPILE_WARNING_THRESHOLD:
             return
         self._warned = True
-        culprit = self._changing_argument()
+        culprit = self._changing_argument(args, kwargs)
         warnings.warn(
             f"`{getattr(self.fn, '__qualname__', self.fn)}` has been compiled "
-            f"{len(self._cache)} times; {culprit} keeps changing shape, and every new shape "
-            "is a new trace and plan. Pad it to a few fixed sizes (bucketing), or mark it "
-            "static if it is not an array.", RecompilationWarning, stacklevel=3)
+            f"{len(self._cache)} times; {culprit} keeps changing, and every new "
+            "signature is a new trace and plan. Pad arrays to a few fixed sizes "
+            "(bucketing); a Python number used as a size, slice bound or loop count is "
+            "static and compiles once per value: keep it to a few values.",
+            RecompilationWarning, stacklevel=3)
 
-    def _changing_argument(self) -> str:
-        names = _parameter_names(self.fn)
+    def _changing_argument(self, args, kwargs) -> str:
+        """The argument whose leaves took the most distinct signatures across the cache."""
         seen: dict[int, set] = {}
-        for compiled in self._cache.values():
-            for param, leaf_index in zip(compiled.traced.graph.params,
-                                         compiled.traced.param_leaves):
-                seen.setdefault(leaf_index, set()).add(param.shape)
+        for key in self._cache:
+            for index, signature in enumerate(key[2]):
+                seen.setdefault(index, set()).add(signature)
         if not seen:
             return "an argument"
-        index = max(seen, key=lambda i: len(seen[i]))
-        name = names[index] if index < len(names) else f"#{index}"
-        shapes = ", ".join(str(s) for s in sorted(seen[index])[:4])
-        return f"argument {index} (`{name}`, shapes {shapes}, ...)"
+        leaf = max(seen, key=lambda i: len(seen[i]))
+        name = _leaf_owner_name(self.fn, args, kwargs, self.static_argnums, leaf)
+        values = sorted((_describe_signature(s) for s in seen[leaf]))[:4]
+        return f"{name} ({', '.join(values)}, ...)"
+
+
+def _leaf_owner_name(fn, args, kwargs, static_argnums, leaf: int) -> str:
+    """`argument 1 (`n`)`: the argument that flattened leaf number `leaf` comes from."""
+    names = _parameter_names(fn)
+    static = set(static_argnums)
+    count = 0
+    for position, arg in enumerate(args):
+        if position in static:
+            continue
+        count += len(flatten_args((arg,))[0])
+        if leaf < count:
+            name = names[position] if position < len(names) else f"#{position}"
+            return f"argument {position} (`{name}`)"
+    return "a keyword argument"
+
+
+def _describe_signature(signature) -> str:
+    if signature and signature[0] == "static":
+        return f"value {signature[2][1]!r}" if isinstance(signature[2], tuple) else "value"
+    if signature and signature[0] == "weak":
+        return f"Python {signature[1].__name__}"
+    return f"shape {signature[0]}"
 
 
 def _fast_signature(args, kwargs):

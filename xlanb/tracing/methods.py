@@ -123,6 +123,11 @@ def _copy(x, order="C"):
     return x.context.wrap(x.node)
 
 
+def _fill(x, value):
+    from .lowering.inplace import fill
+    fill(x, value)
+
+
 _METHODS = {
     "sum": np.sum, "prod": np.prod, "mean": np.mean, "var": np.var, "std": np.std,
     "max": np.max, "min": np.min, "argmax": np.argmax, "argmin": np.argmin, "any": np.any,
@@ -130,7 +135,7 @@ _METHODS = {
     "squeeze": np.squeeze, "ravel": np.ravel, "take": np.take, "repeat": np.repeat,
     "round": np.round, "trace": np.trace, "nonzero": np.nonzero,
     "reshape": _reshape, "transpose": _transpose, "astype": _astype, "flatten": _flatten,
-    "copy": _copy,
+    "copy": _copy, "fill": _fill,
 }
 for _name, _func in _METHODS.items():
     setattr(Tracer, _name, _method(_name, _func))

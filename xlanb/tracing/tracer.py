@@ -475,7 +475,7 @@ class _Arguments:
                 flat, root = flat_roots[group]
                 tracer = root.view(strided_step(flat, leaf))
                 tracer.writeable = bool(leaf.flags.writeable)
-            elif i in static_leaves or not is_array_leaf(leaf):
+            elif i in static_leaves:
                 self.traced.append(leaf)
                 continue
             else:

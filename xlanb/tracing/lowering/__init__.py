@@ -158,4 +158,4 @@ def ndarray_fallback(x: Tracer, name: str):
     return method
 
 
-from . import ufuncs, reductions, shape_ops, linalg, indexing, creation  # noqa: E402,F401
+from . import ufuncs, reductions, shape_ops, linalg, indexing, creation, inplace  # noqa: E402,F401,I001

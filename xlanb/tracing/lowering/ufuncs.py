@@ -16,7 +16,7 @@ from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
 from ...errors import DTypeError
-from . import fail, implements, unsupported, unsupported_option
+from . import fail, implements, inplace, unsupported, unsupported_option
 from .promote import (is_operand, mark_weak, operands, promotion_type, result_type, scalar,
                       shape_of, to_node, wrap)
 
@@ -203,9 +203,13 @@ def lower_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
     if method != "__call__":
         return unsupported(getattr(ufunc, method), inputs, kwargs, f"np.{name}.{method}")
     kwargs = dict(kwargs)
-    if kwargs.pop("out", None) is not None:
-        raise unsupported_option(name, "out=", "assign the result instead: "
-                                 f"`y = np.{name}(...)` (a compiled function is pure)")
+    out = kwargs.pop("out", None)
+    if out is not None and not (isinstance(out, tuple) and all(o is None for o in out)):
+        dest = inplace.destination(out, f"np.{name}")
+        where = kwargs.pop("where", True)
+        casting = kwargs.pop("casting", "same_kind")
+        result = lower_ufunc(ufunc, method, inputs, kwargs)
+        return inplace.assign(dest, result, casting, where)
     where = kwargs.pop("where", True)
     if where is not True:
         return unsupported(ufunc, inputs, dict(kwargs, where=where), f"np.{name}(where=...)")
@@ -245,7 +249,8 @@ def where(condition, x=None, y=None):
 def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
          max=np._NoValue, **kwargs):
     if out is not None:
-        raise unsupported_option("clip", "out=", "assign the result instead: `y = np.clip(...)`")
+        result = clip(a, a_min, a_max, min=min, max=max, **kwargs)
+        return inplace.assign(inplace.destination(out, "np.clip"), result)
     low = a_min if a_min is not np._NoValue else min
     high = a_max if a_max is not np._NoValue else max
     low = None if low is np._NoValue else low
@@ -264,7 +269,7 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
 @implements(np.round, np.around)
 def round_(a, decimals=0, out=None):
     if out is not None:
-        raise unsupported_option("round", "out=", "assign the result instead")
+        return inplace.assign(inplace.destination(out, "np.round"), round_(a, decimals))
     x = to_node(a)
     if x.dtype.kind not in "fc":
         if decimals >= 0:

@@ -69,6 +69,18 @@ def _identical(a: np.ndarray, b: np.ndarray) -> bool:
 
 def find_aliases(leaves: Sequence) -> AliasPlan | None:
     """None when no two array leaves share memory (the common, cheap case)."""
+    seen = set()
+    for leaf in leaves:
+        if isinstance(leaf, np.ndarray):
+            base = leaf.base
+            owner = id(leaf) if base is None else id(base)
+            if owner in seen:
+                return _alias_plan(leaves)
+            seen.add(owner)
+    return None
+
+
+def _alias_plan(leaves: Sequence) -> AliasPlan | None:
     owners: dict[int, list[int]] = {}
     for i, leaf in enumerate(leaves):
         if type(leaf) is np.ndarray or isinstance(leaf, np.ndarray):

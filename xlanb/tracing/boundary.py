@@ -170,6 +170,9 @@ class StridedStep(ViewStep):
 
 
 def strided_step(flat: np.ndarray, array: np.ndarray) -> StridedStep:
+    if array.dtype != flat.dtype:
+        raise AliasingError(f"arguments share memory as different dtypes ({flat.dtype} and "
+                            f"{array.dtype})", hint="pass a copy of one of them")
     size = array.itemsize
     offset = _data_pointer(array) - _data_pointer(flat)
     if offset % size or any(s % size for s in array.strides):

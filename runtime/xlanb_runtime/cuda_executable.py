@@ -21,6 +21,7 @@ driver is generated straight-line Python, kept in dumps:
 """
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 
@@ -125,7 +126,8 @@ class CudaDriverBuilder:
     def __init__(self, plan: FusionPlan, buffers: BufferAssignment, generated, functions):
         self.plan, self.buffers = plan, buffers
         self.generated, self.functions = generated, functions
-        self.globals: dict[str, object] = {"np": np}
+        # NumPy's own `empty`, even where a front end wraps the module's (inspect.unwrap)
+        self.globals: dict[str, object] = {"np": np, "_empty": inspect.unwrap(np.empty)}
         self.lines: list[str] = []
         self.host: dict[int, str] = {}       # id(node) -> host expression
         self.device: dict[int, str] = {}     # id(node) -> device expression
@@ -268,7 +270,7 @@ class CudaDriverBuilder:
         inputs = ", ".join(self.on_host(i) for i in kernel.inputs)
         if kernel.kind == "library":
             out = self.fresh_name("h")
-            self.lines.append(f"{out} = np.empty({node.shape!r}, np.{node.dtype.name})")
+            self.lines.append(f"{out} = _empty({node.shape!r}, np.{node.dtype.name})")
             if node.op is Op.ALL_REDUCE:
                 fn = self.bind(all_reduce_call(node, *self.program_identity(),
                                                self.checked_communicators), "allreduce")

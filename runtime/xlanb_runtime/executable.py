@@ -17,6 +17,7 @@ step); outputs are fresh arrays the caller owns.
 from __future__ import annotations
 
 import collections
+import inspect
 import re
 import statistics
 import threading
@@ -131,7 +132,8 @@ class DriverBuilder:
         self.plan, self.buffers = plan, buffers
         self.generated, self.dispatchers = generated, dispatchers
         self.names: dict[int, str] = {}
-        self.globals: dict[str, object] = {"np": np}
+        # NumPy's own `empty`, even where a front end wraps the module's (inspect.unwrap)
+        self.globals: dict[str, object] = {"np": np, "_empty": inspect.unwrap(np.empty)}
         self.lines: list[str] = []
         self.buffer_count = 0
         self.views: list[tuple[int, tuple, np.dtype]] = []   # (block, shape, dtype)
@@ -175,7 +177,7 @@ class DriverBuilder:
             view = self.scratch_view(storage.block, node.shape, node.dtype)
             self.lines.append(f"{name} = {view}")
         else:
-            self.lines.append(f"{name} = np.empty({node.shape!r}, np.{node.dtype.name})")
+            self.lines.append(f"{name} = _empty({node.shape!r}, np.{node.dtype.name})")
 
     def build(self) -> tuple[str, dict]:
         graph = self.plan.graph

@@ -50,8 +50,10 @@ _CONCRETIZE_HINT = ("Use `np.where(cond, a, b)` for a value-dependent choice, pa
 _CONCRETE_USES = [
     ("bool()", "was used as a Python bool (`if`, `while`, `and`/`or`, `assert`)"),
     ("operator.index()", "was used as a Python int (a size, a slice bound, `range()`)"),
-    ("np.asarray()", "was converted to a NumPy array (np.asarray/np.array, or code outside "
-     "NumPy's dispatch; use np.stack for lists of arrays)"),
+    ("np.asarray()", "was converted to a NumPy array: written into an array that is not "
+     "traced (a global, or one made by a creation function imported by name, `from numpy "
+     "import zeros`: spell it `np.zeros` inside the function), or passed to code outside "
+     "NumPy's dispatch"),
     ("x.", "was converted to Python values"),
     ("", "was converted to a Python number"),
 ]

@@ -65,7 +65,7 @@ class _ClusteringContext(TraceContext):
         """Compile and run everything traced so far; live roots become concrete inputs
         (views read through their roots, so they follow)."""
         live = [t for t in self.live_tracers()
-                if t.root is None and t.node.op is not Op.PARAMETER]
+                if t.root is None and t.node.op not in (Op.PARAMETER, Op.CONSTANT)]
         if not live:
             return
         nodes = list({id(t.node): t.node for t in live}.values())

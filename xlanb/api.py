@@ -184,10 +184,7 @@ class JitFunction:
             if compiled is not None and find_aliases(fast[1]) is None:
                 self._hits += 1
                 return compiled.call_flat(fast[1])
-        leaves, in_tree, static = flatten_args(args, kwargs, self.static_argnums)
-        aliases = find_aliases(leaves)
-        statics = self._static_leaves.setdefault(in_tree, set())
-        key = self._key(leaves, in_tree, static, statics, aliases)
+        leaves, key = self.signature(args, kwargs)
         compiled = self._cache.get(key)
         if compiled is None:
             with self._compile_lock:      # replica threads share one program, compiled once
@@ -195,7 +192,7 @@ class JitFunction:
                 if compiled is None:
                     self._misses += 1
                     compiled = self._lower(args, kwargs).compile()
-                    key = self._key(leaves, in_tree, static, statics, aliases)
+                    leaves, key = self.signature(args, kwargs)   # with learned statics
                     self._cache[key] = compiled
                     self.last_compiled = compiled
                     self._check_recompiles(args, kwargs)
@@ -203,9 +200,16 @@ class JitFunction:
                     self._hits += 1
         else:
             self._hits += 1
-        if fast is not None and aliases is None:
+        if fast is not None and find_aliases(leaves) is None:
             self._fast_cache[fast[0]] = compiled
         return compiled.call_flat(leaves)
+
+    def signature(self, args, kwargs) -> tuple[list, tuple]:
+        """(flattened leaves, the cache key: structure, shapes, dtypes, layouts, static
+        values, and which arguments share memory)."""
+        leaves, in_tree, static = flatten_args(args, kwargs, self.static_argnums)
+        statics = self._static_leaves.setdefault(in_tree, set())
+        return leaves, self._key(leaves, in_tree, static, statics, find_aliases(leaves))
 
     def _key(self, leaves, in_tree, static, statics, aliases):
         return (in_tree, tuple(_static_key(s) for s in static),
@@ -230,14 +234,11 @@ class JitFunction:
 
     def run_interpreted(self, args, kwargs):
         """Trace (once per signature) and run op by op in the reference interpreter."""
-        leaves, in_tree, static = flatten_args(args, kwargs, self.static_argnums)
-        aliases = find_aliases(leaves)
-        statics = self._static_leaves.setdefault(in_tree, set())
-        key = self._key(leaves, in_tree, static, statics, aliases)
+        leaves, key = self.signature(args, kwargs)
         traced = self._interpreted.get(key)
         if traced is None:
             traced = self._trace(args, kwargs)
-            self._interpreted[self._key(leaves, in_tree, static, statics, aliases)] = traced
+            self._interpreted[self.signature(args, kwargs)[1]] = traced
         params = call_params(traced, leaves)
         values = finish_call(traced, params, leaves, interpret(traced.graph, params))
         return traced.unflatten_outputs(values)

@@ -1,18 +1,25 @@
 """Auto-clustering (`jit(f, must_compile=False)`): compile what can be, run the rest eagerly.
 
-Like TensorFlow's auto-clustering or torch.compile's graph breaks.  Each call runs `f` on
+Like TensorFlow's auto-clustering or torch.compile's graph breaks.  A call runs `f` on
 tracers; when it reaches something the compiler cannot take (an unsupported function, a
 value-dependent shape, Python control flow on a traced value), the graph so far becomes a
-cluster: it is compiled (cached by its structure), run, and every live traced value is
-replaced by its concrete result as a new input.  The unsupported call then runs with NumPy
-and tracing resumes.  `f.report` lists every cluster and every break with its reason and
-the user's line.
+cluster: it is compiled, run, and every live traced value is replaced by its concrete
+result as a new input.  The unsupported call then runs with NumPy and tracing resumes.
 
-Cost: `f` is re-traced on every call (its control flow may depend on values), so per-call
-overhead is that of tracing, and each break writes the live values out to memory.
+Caching.  A cluster is keyed by its own graph: the nodes its outputs need and the inputs
+it reads, renumbered in the order it reads them, so a loop with a break per iteration
+compiles a handful of clusters, not one per iteration.  A call whose trace had no break
+did not depend on any value, so that trace (a whole-function program, like `jit`'s) is
+kept per signature and later calls with that signature run it without tracing.
+
+`f.report` accumulates over calls: each distinct cluster once, with its op and kernel
+counts, hits and compile seconds; each distinct break once, with its count, reason and the
+user's line.  Cost: a call with breaks is traced again (its control flow may depend on
+values), and each break writes the live values out to memory.
 """
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +27,8 @@ from typing import Any
 import numpy as np
 
 import xlanb_runtime
-from xlanb_runtime.ir import Graph, Op, interpret, print_graph
+from xlanb_runtime.ir import Graph, Node, Op, interpret, print_graph
+from xlanb_runtime.ir.graph import topological_order, with_inputs
 
 from .errors import InternalCompilerError
 from .internal_errors import named_internal_errors
@@ -38,28 +46,69 @@ class ClusterBreak:
     what: str              # np.unique / bool() / ...
     location: str | None
     reason: str
+    count: int = 1
 
 
 @dataclass
 class AutoClusterReport:
+    """Distinct clusters (dicts: ops, kernels, kernel_names, hits, compile_seconds) and
+    distinct breaks, over every call so far."""
     clusters: list[dict] = field(default_factory=list)
     breaks: list[ClusterBreak] = field(default_factory=list)
+    _cluster_index: dict = field(default_factory=dict, repr=False)
+    _break_index: dict = field(default_factory=dict, repr=False)
+
+    def record_cluster(self, key: str, ops: int, kernels: list[str], seconds: float) -> None:
+        entry = self._cluster_index.get(key)
+        if entry is None:
+            entry = self._cluster_index[key] = {
+                "ops": ops, "kernels": len(kernels), "kernel_names": kernels, "hits": 0,
+                "compile_seconds": seconds}
+            self.clusters.append(entry)
+        entry["hits"] += 1
+
+    def record_break(self, what: str, location: str | None, reason: str) -> None:
+        entry = self._break_index.get((what, location))
+        if entry is None:
+            entry = self._break_index[(what, location)] = ClusterBreak(what, location,
+                                                                       reason, 0)
+            self.breaks.append(entry)
+        entry.count += 1
 
     def __str__(self) -> str:
         lines = [f"auto-clustering: {len(self.clusters)} compiled clusters, "
                  f"{len(self.breaks)} breaks"]
         for i, c in enumerate(self.clusters):
-            lines.append(f"  cluster {i}: {c['ops']} ops in {c['kernels']} kernels")
+            lines.append(f"  cluster {i}: {c['ops']} ops in {c['kernels']} kernels, "
+                         f"{c['hits']} runs, compiled in {c['compile_seconds']:.3f} s")
         for b in self.breaks:
-            lines.append(f"  break at {b.location or '?'}: {b.what}: {b.reason}")
+            lines.append(f"  break at {b.location or '?'} ({b.count}x): {b.what}: "
+                         f"{b.reason}")
         return "\n".join(lines)
+
+
+def cluster_graph(params: list[Node], outputs: list[Node], name: str
+                  ) -> tuple[Graph, list[int]]:
+    """The cluster computing `outputs`: only the parameters it reads, renumbered in reading
+    order (its printed text is its cache key), and their indices among `params`."""
+    mapping: dict[int, Node] = {}
+    used: list[int] = []
+    for node in topological_order(outputs):
+        if node.op is Op.PARAMETER:
+            mapping[id(node)] = Node(Op.PARAMETER, (), node.shape, node.dtype, len(used))
+            used.append(node.arg)
+        else:
+            mapping[id(node)] = with_inputs(node, [mapping[id(i)] for i in node.inputs])
+    new_params = [mapping[id(params[i])] for i in used]
+    return Graph(new_params, [mapping[id(o)] for o in outputs], name), used
 
 
 class _ClusteringContext(TraceContext):
     def __init__(self, clusterer: "AutoClusterer", name: str):
         super().__init__(name)
         self.clusterer = clusterer
-        self.report = AutoClusterReport()
+        self.report = clusterer.report
+        self.breaks = 0
 
     def flush(self) -> None:
         """Compile and run everything traced so far; live roots become concrete inputs
@@ -69,8 +118,8 @@ class _ClusteringContext(TraceContext):
         if not live:
             return
         nodes = list({id(t.node): t.node for t in live}.values())
-        values = self.clusterer.run_cluster(Graph(list(self.params), nodes, self.name),
-                                            self.input_values, self.report)
+        values = self.clusterer.run_cluster(list(self.params), nodes, self.name,
+                                            self.input_values)
         by_node = {id(n): v for n, v in zip(nodes, values)}
         for tracer in live:
             tracer.rebind(self.new_param(tracer.shape, tracer.dtype,
@@ -83,18 +132,18 @@ class _ClusteringContext(TraceContext):
         return apply_steps(value, tracer.steps) if tracer.root is not None else value
 
     def materialize(self, tracer: Tracer, what: str) -> np.ndarray:
-        self.report.breaks.append(ClusterBreak(what, user_location(),
-                                               "needs a concrete value (Python control flow "
-                                               "or conversion)"))
+        self.breaks += 1
+        self.report.record_break(what, user_location(), "needs a concrete value (Python "
+                                 "control flow or conversion)")
         self.flush()
         return self.value_of(tracer)
 
     def call_unsupported(self, func, args: tuple, kwargs: dict, what: str) -> Any:
         """Run `func` with NumPy on copies of the traced values; writes it makes to them
         (`x.sort()`, `np.random.shuffle(x)`) become writes to the traced arrays."""
-        self.report.breaks.append(ClusterBreak(what, user_location(),
-                                               "no compiled lowering (unsupported or "
-                                               "value-dependent output shape)"))
+        self.breaks += 1
+        self.report.record_break(what, user_location(), "no compiled lowering (unsupported "
+                                 "or value-dependent output shape)")
         self.flush()
         copies: list[tuple[Tracer, np.ndarray, np.ndarray]] = []
 
@@ -121,27 +170,44 @@ class AutoClusterer:
 
     def __init__(self, jitted):
         self.jitted = jitted
-        self.executables: dict[str, Any] = {}
+        self.executables: dict[str, Any] = {}        # cluster text -> Executable
+        self.interpreted: dict[str, Graph] = {}      # clusters that failed to compile
+        self.whole: dict = {}                        # signature -> Compiled (no break)
+        self.compile_seconds: dict[str, float] = {}
         self.report = AutoClusterReport()
 
-    def run_cluster(self, graph: Graph, input_values, report: AutoClusterReport):
+    def compiled_cluster(self, graph: Graph) -> tuple[str, Any]:
+        """(cache key, executable or None when it runs op by op) for a cluster graph."""
         text = print_graph(graph, show_locations=False)
-        executable = self.executables.get(text)
-        if executable is None:
-            try:
-                with named_internal_errors(self.jitted.fn):
-                    executable = xlanb_runtime.compile(graph, self.jitted.target,
-                                                       self.jitted.options)
-            except InternalCompilerError as exc:
-                warnings.warn(f"{exc} The cluster runs op by op with NumPy instead.",
-                              FallbackWarning, stacklevel=4)
-                executable = _Interpreted(graph)
-            self.executables[text] = executable
-        report.clusters.append({"ops": len(graph.nodes) - len(graph.params),
-                                "kernels": len(executable.kernels),
-                                "kernel_names": [k.name for k in executable.kernels]})
+        if text in self.executables or text in self.interpreted:
+            return text, self.executables.get(text)
+        start = time.perf_counter()
+        try:
+            with named_internal_errors(self.jitted.fn), suspended():
+                self.executables[text] = xlanb_runtime.compile(graph, self.jitted.target,
+                                                               self.jitted.options)
+        except InternalCompilerError as exc:
+            warnings.warn(f"{exc} The cluster runs op by op with NumPy instead.",
+                          FallbackWarning, stacklevel=5)
+            self.interpreted[text] = graph
+        self.compile_seconds[text] = time.perf_counter() - start
+        return text, self.executables.get(text)
+
+    def run_cluster(self, params: list[Node], outputs: list[Node], name: str,
+                    input_values) -> list:
+        """Compile (or reuse) and run the cluster computing `outputs`."""
+        graph, used = cluster_graph(params, outputs, name)
+        values = [input_values[i] for i in used]
+        if all(o.op in (Op.PARAMETER, Op.CONSTANT) for o in graph.outputs):
+            return interpret(graph, values)            # nothing to compile: no cluster
+        text, executable = self.compiled_cluster(graph)
+        kernels = [k.name for k in executable.kernels] if executable is not None else []
+        self.report.record_cluster(text, len(graph.nodes) - len(graph.params), kernels,
+                                   self.compile_seconds.get(text, 0.0))
         with suspended():                 # the program allocates real arrays
-            return executable.run(list(input_values))
+            if executable is None:
+                return interpret(graph, values)
+            return executable.run(values)
 
     def __call__(self, args, kwargs):
         fn = self.jitted.fn
@@ -154,7 +220,13 @@ class AutoClusterer:
             return fn(*args, **kwargs)
 
     def _call(self, fn, args, kwargs):
-        leaves, in_tree, _ = flatten_args(args, kwargs, self.jitted.static_argnums)
+        leaves, key = self.jitted.signature(args, kwargs)
+        compiled = self.whole.get(key)
+        if compiled is not None:                       # a value-independent trace
+            self.report.record_cluster(compiled.cache_text, compiled.ops,
+                                       [k.name for k in compiled.kernels], 0.0)
+            return compiled.call_flat(leaves)
+        _, in_tree, _ = flatten_args(args, kwargs, self.jitted.static_argnums)
         statics = self.jitted._static_leaves.setdefault(in_tree, set())
 
         def trace_once(static_leaves):
@@ -163,22 +235,29 @@ class AutoClusterer:
                                   context=context, static_leaves=static_leaves,
                                   scalars_traced=True)
         context, traced = trace_learning_statics(trace_once, statics)
-        outputs = self.run_cluster(traced.graph, context.input_values, context.report)
+        if not context.breaks:
+            compiled = self._whole_program(traced)
+            if compiled is not None:
+                self.whole[self.jitted.signature(args, kwargs)[1]] = compiled
+                return compiled.call_flat(leaves)
+        graph = traced.graph
+        outputs = self.run_cluster(graph.params, graph.outputs, graph.name,
+                                   context.input_values)
         outputs = finish_call(traced, context.input_values, leaves, list(outputs))
-        self.report = context.report
         return traced.unflatten_outputs(outputs)
 
-
-class _Interpreted:
-    """A cluster that failed to compile, run by the reference interpreter (NumPy)."""
-
-    kernels: tuple = ()
-
-    def __init__(self, graph: Graph):
-        self.graph = graph
-
-    def run(self, values):
-        return interpret(self.graph, values)
+    def _whole_program(self, traced):
+        """A break-free trace as a jit program (None if it had to run op by op)."""
+        from .api import Compiled
+        text, executable = self.compiled_cluster(traced.graph)
+        if executable is None:
+            return None
+        compiled = Compiled(executable, traced)
+        compiled.cache_text = text
+        compiled.ops = len(traced.graph.nodes) - len(traced.graph.params)
+        self.report.record_cluster(text, compiled.ops, [k.name for k in executable.kernels],
+                                   self.compile_seconds.get(text, 0.0))
+        return compiled
 
 
 class FallbackWarning(UserWarning):

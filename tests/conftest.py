@@ -1,4 +1,8 @@
-"""Test-wide settings: hypothesis profiles (derandomized on CI) and Numba threading."""
+"""Test-wide settings: hypothesis profiles and Numba threading.
+
+Hypothesis runs derandomized by default, so a fresh clone runs the same examples as CI;
+`python -m pytest --hypothesis-profile=dev` explores new ones.
+"""
 import os
 
 os.environ.setdefault("NUMBA_THREADING_LAYER", "omp")
@@ -7,4 +11,4 @@ from hypothesis import settings  # noqa: E402
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+settings.load_profile("ci")

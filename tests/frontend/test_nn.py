@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import xlanb
+from tolerance import assert_close, magnitude
 from xlanb import nn, random
 
 RNG = np.random.default_rng(0)
@@ -33,7 +34,8 @@ def test_relu_and_dense_match_numpy():
     x, w, b = f32(4, 3), f32(3, 5), f32(5)
     np.testing.assert_array_equal(nn.relu(x), np.where(x > 0, x, 0))
     out = nn.dense({"w": w, "b": b}, x)
-    np.testing.assert_allclose(out, x.astype(np.float64) @ w + b, rtol=1e-5, atol=1e-6)
+    assert_close(out, x.astype(np.float64) @ w + b, n=3,
+                 scale=magnitude(lambda x, w, b: x @ w + b, x, w, b))
     assert out.dtype == np.float32 and out.shape == (4, 5)
 
 
@@ -54,7 +56,7 @@ def test_gelu_matches_its_formula(approximate):
         ref = 0.5 * x64 * (1 + ref_erf(x64 / np.sqrt(2)))
     out = nn.gelu(x, approximate=approximate)
     assert out.dtype == np.float32
-    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+    assert_close(out, ref)
 
 
 def test_gelu_forms_differ_by_little():
@@ -65,10 +67,10 @@ def test_gelu_forms_differ_by_little():
 @pytest.mark.parametrize("axis", [-1, 0])
 def test_softmax_and_log_softmax_match_reference(axis):
     x = f32(5, 7, scale=3)
-    np.testing.assert_allclose(nn.log_softmax(x, axis), ref_log_softmax(x, axis), atol=1e-5)
-    np.testing.assert_allclose(nn.softmax(x, axis), np.exp(ref_log_softmax(x, axis)),
-                               atol=1e-6)
-    np.testing.assert_allclose(nn.softmax(x, axis).sum(axis), 1.0, rtol=1e-6)
+    n = x.shape[axis]
+    assert_close(nn.log_softmax(x, axis), ref_log_softmax(x, axis), n=n)
+    assert_close(nn.softmax(x, axis), np.exp(ref_log_softmax(x, axis)), n=n)
+    assert_close(nn.softmax(x, axis).sum(axis), 1.0, n=n)
     assert nn.softmax(x, axis).dtype == nn.log_softmax(x, axis).dtype == np.float32
 
 
@@ -77,21 +79,22 @@ def test_log_softmax_and_cross_entropy_are_stable_for_huge_logits():
     labels = np.array([0, 2, 1])
     logp = nn.log_softmax(logits)
     assert np.all(np.isfinite(logp))
-    np.testing.assert_allclose(logp, ref_log_softmax(logits), rtol=1e-6)
+    for row in range(3):                       # each row on its own scale (1e4, 3e4, 50)
+        assert_close(logp[row], ref_log_softmax(logits)[row], n=3)
     assert np.all(np.isfinite(nn.softmax(logits)))
     loss = nn.cross_entropy(logits, labels)
     expected = -np.mean(ref_log_softmax(logits)[np.arange(3), labels])   # (0 + 3e4 + ln 3)/3
     assert np.isfinite(loss)
-    np.testing.assert_allclose(loss, expected, rtol=1e-6)
+    assert_close(loss, expected, n=3)
 
 
 def test_cross_entropy_is_the_mean_negative_log_likelihood():
     logits, labels = f32(6, 4), RNG.integers(0, 4, 6)
     expected = np.mean([-ref_log_softmax(logits[i])[labels[i]] for i in range(6)])
-    np.testing.assert_allclose(nn.cross_entropy(logits, labels), expected, rtol=1e-5)
+    assert_close(nn.cross_entropy(logits, labels), expected, n=6 * 4)
     # leading dimensions are flattened: (2, 3, C) with (2, 3) labels is the same loss
-    np.testing.assert_allclose(nn.cross_entropy(logits.reshape(2, 3, 4), labels.reshape(2, 3)),
-                               expected, rtol=1e-5)
+    assert_close(nn.cross_entropy(logits.reshape(2, 3, 4), labels.reshape(2, 3)), expected,
+                 n=6 * 4)
 
 
 # -- normalization, embeddings, dropout ---------------------------------------------------
@@ -103,10 +106,11 @@ def test_layer_norm_matches_reference_and_uses_scale_and_bias():
     normalized = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
     out = nn.layer_norm(params, x)
     assert out.dtype == np.float32 and out.shape == x.shape
-    np.testing.assert_allclose(out, normalized * params["scale"] + params["bias"], atol=2e-5)
+    # centring x = 10 +- 5 loses |x| / std ~ 3 of float32's precision: k = 8 * 3
+    assert_close(out, normalized * params["scale"] + params["bias"], n=8, k=24)
     plain = nn.layer_norm(nn.layer_norm_init(8), x)
-    np.testing.assert_allclose(plain.mean(-1), 0, atol=1e-5)
-    np.testing.assert_allclose(plain.std(-1), 1, atol=1e-3)
+    assert_close(plain.mean(-1), 0, n=8, k=24, scale=magnitude(lambda p: p.mean(-1), plain))
+    assert_close(plain.std(-1), 1, n=8, k=24)
 
 
 def test_embedding_gathers_rows():
@@ -124,7 +128,7 @@ def test_dropout_is_identity_in_eval_and_inverted_in_training():
     out = nn.dropout(key, x, 0.3, train=True)
     assert out.dtype == np.float32 and out.shape == x.shape
     kept = out != 0
-    np.testing.assert_allclose(out[kept], 1 / 0.7, rtol=1e-6)          # survivors scaled
+    assert_close(out[kept], 1 / 0.7, dtype=np.float32)                  # survivors scaled
     assert abs(kept.mean() - 0.7) < 0.01                                 # 20000 draws
     np.testing.assert_array_equal(out, nn.dropout(key, x, 0.3, train=True))   # same key
     assert not np.array_equal(out, nn.dropout(random.key(1), x, 0.3, train=True))
@@ -167,13 +171,14 @@ def test_multi_head_attention_matches_loop_reference_and_ignores_padding():
     mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], np.int32)
     out = nn.multi_head_attention(params, x, mask, num_heads=2)
     assert out.shape == x.shape and out.dtype == np.float32
-    np.testing.assert_allclose(out, ref_attention(params, x, mask, 2), atol=1e-5)
+    n = 8 * 5 * 8                       # projection, attention over 5, output projection
+    assert_close(out, ref_attention(params, x, mask, 2), n=n)
     changed = x.copy()
     changed[0, 3:] = 100.0                                  # edit only padded positions
     again = nn.multi_head_attention(params, changed, mask, num_heads=2)
-    np.testing.assert_allclose(again[0, :3], out[0, :3], atol=1e-6)
+    assert_close(again[0, :3], out[0, :3], n=n)
     no_mask = nn.multi_head_attention(params, x, None, num_heads=2)
-    np.testing.assert_allclose(no_mask[1], out[1], atol=1e-6)
+    assert_close(no_mask[1], out[1], n=n)
 
 
 def test_multi_head_attention_checks_head_count():
@@ -210,29 +215,32 @@ MHA = nn.multi_head_attention_init(random.key(1), 8)
 LN = {"scale": f32(8), "bias": f32(8)}
 LOGITS, LABELS = f32(12, 5, scale=50), RNG.integers(0, 5, 12)
 
+# name: (fn, args, n: the longest chain of reductions, see tests/tolerance.py)
 JIT_CASES = {
     "activations": (lambda x: (nn.relu(x), nn.gelu(x), nn.gelu(x, approximate=False),
-                               nn.erf(x)), (X,)),
-    "softmaxes": (lambda x: (nn.softmax(x), nn.log_softmax(x, axis=1)), (X,)),
-    "cross_entropy": (nn.cross_entropy, (LOGITS, LABELS)),
-    "layer_norm": (nn.layer_norm, (LN, X)),
-    "embedding": (nn.embedding, (f32(10, 3), RNG.integers(0, 10, (2, 4)))),
-    "attention": (lambda p, x, m: nn.multi_head_attention(p, x, m, 2), (MHA, X, MASK)),
+                               nn.erf(x)), (X,), 1),
+    "softmaxes": (lambda x: (nn.softmax(x), nn.log_softmax(x, axis=1)), (X,), 8),
+    "cross_entropy": (nn.cross_entropy, (LOGITS, LABELS), 12 * 5),
+    "layer_norm": (nn.layer_norm, (LN, X), 8),
+    "embedding": (nn.embedding, (f32(10, 3), RNG.integers(0, 10, (2, 4))), 1),
+    "attention": (lambda p, x, m: nn.multi_head_attention(p, x, m, 2), (MHA, X, MASK),
+                  8 * 6 * 8),
     "attention_dropout": (lambda p, x, m, k: nn.multi_head_attention(
-        p, x, m, 4, key=k, dropout_rate=0.5, train=True), (MHA, X, MASK, random.key(7))),
+        p, x, m, 4, key=k, dropout_rate=0.5, train=True), (MHA, X, MASK, random.key(7)),
+        8 * 6 * 8),
 }
 
 
 @pytest.mark.parametrize("name", list(JIT_CASES))
 def test_jit_matches_eager(name):
-    fn, args = JIT_CASES[name]
+    fn, args, n = JIT_CASES[name]
     eager, compiled = fn(*args), xlanb.jit(fn)(*args)
     if not isinstance(eager, tuple):
         eager, compiled = (eager,), (compiled,)
     for got, want in zip(compiled, eager, strict=True):
         got, want = np.asarray(got), np.asarray(want)
         assert got.dtype == want.dtype and got.shape == want.shape
-        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+        assert_close(got, want, n=n)
 
 
 # -- gradients ----------------------------------------------------------------------------
@@ -257,7 +265,7 @@ def test_gradient_through_the_layers_matches_finite_differences():
             np.mean(nn.log_softmax(x) * nn.softmax(x))
 
     value, grads = xlanb.value_and_grad(loss)(params)
-    np.testing.assert_allclose(value, loss(params), rtol=1e-12)
+    assert_close(value, loss(params), n=8 * 4 * 8)
     leaves, treedef = xlanb.pytree.tree_flatten(params)
     direction = [rng.standard_normal(np.shape(leaf)) for leaf in leaves]
     eps = 1e-6
@@ -268,4 +276,5 @@ def test_gradient_through_the_layers_matches_finite_differences():
 
     numeric = (shifted(1) - shifted(-1)) / (2 * eps)
     analytic = sum(np.sum(g * d) for g, d in zip(xlanb.pytree.tree_leaves(grads), direction))
-    np.testing.assert_allclose(analytic, numeric, rtol=1e-5)
+    # central differences, h = 1e-6 in float64: rounding 1e-16 |f| / h, truncation h^2
+    assert_close(analytic, numeric, tol=1e-7)

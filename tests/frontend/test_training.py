@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import xlanb
 from xlanb import datasets, optim, random, training
 from xlanb.models import bert, mlp, softmax_regression
+from tolerance import assert_close, assert_tree_close
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def test_softmax_regression_on_digits_reaches_the_tutorial_accuracy(digits):
     params, _, losses = training.train(step, params, opt.init(params),
                                        datasets.batches(x_train, y_train, 100, seed=0), 1000)
     assert step.cache_info().misses == 1                       # one compile for 1000 steps
-    assert losses[0] == pytest.approx(np.log(10), rel=1e-5)    # zero init: uniform softmax
+    assert_close(losses[0], np.log(10), dtype=np.float32, n=10)  # zero init: uniform softmax
     assert losses[-50:].mean() < 0.25
     assert softmax_regression.accuracy(params, x_test, y_test) >= 0.91
 
@@ -49,11 +49,12 @@ def test_compiled_step_matches_the_eager_step(digits):
     xb, yb = x_train[:32], y_train[:32]
     compiled = training.make_train_step(mlp.loss, opt)(params, state, xb, yb)
     eager = training.make_train_step(mlp.loss, opt, jit=False)(params, state, xb, yb)
-    np.testing.assert_allclose(compiled[2], eager[2], rtol=1e-5)
-    # Adam's first step is lr * g / (|g| + eps): tiny gradients' rounding shows at ~1e-6
-    for got, want in zip(xlanb.pytree.tree_leaves(compiled[:2]),
-                         xlanb.pytree.tree_leaves(eager[:2])):
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    # n: the forward dot's 64 features times the batch of 32 the gradients sum over.  A
+    # gradient element whose batch terms cancel differs by 1e-3 relative between machines
+    # (vector width, BLAS kernel); Adam's lr * g / (|g| + eps) passes that on to the params
+    n = 64 * 32
+    assert_close(compiled[2], eager[2], n=n)
+    assert_tree_close(compiled[:2], eager[:2], n=n)
 
 
 # -- BERT-like encoder --------------------------------------------------------------------

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -103,11 +102,9 @@ def test_stuck_replica_times_out_instead_of_hanging():
         if comm.rank == 0:
             comm.all_reduce(np.ones(2), "sum")     # replica 1 never comes
 
-    start = time.perf_counter()
     _, errors = run_replicas(group, fn)
-    assert time.perf_counter() - start < 10
     assert isinstance(errors[0], CollectiveTimeoutError)
-    assert "replicas [1]" in str(errors[0])
+    assert "waited 0.5 s" in str(errors[0]) and "replicas [1]" in str(errors[0])
 
 
 def test_abort_releases_waiting_replicas():
@@ -218,10 +215,8 @@ def test_exception_in_a_replica_is_reraised_after_releasing_the_others():
             raise ValueError("bad batch on replica 1")
         return distribute.get_replica_context().all_reduce("sum", x)
 
-    start = time.perf_counter()
     with pytest.raises(ValueError, match="bad batch on replica 1") as info:
         strategy.run(fn, args=(np.ones(2),))
-    assert time.perf_counter() - start < 10
     assert any("replica 1 of 2" in note for note in info.value.__notes__)
     total = strategy.run(lambda x: distribute.get_replica_context().all_reduce("sum", x),
                          args=(np.ones(2),))               # the strategy still works

@@ -8,6 +8,7 @@ import pytest
 import xlanb_runtime as runtime
 from xlanb_runtime.ir import interpret, parse_graph
 from xlanb_runtime.passes.fusion import plan_fusion
+from tolerance import assert_close, graph_scale
 
 # name, IR text, expected number of generated (non-library) kernels
 CASES = [
@@ -208,9 +209,10 @@ def test_compiled_matches_interpreter_and_kernel_count(name, text, kernels):
         executable.as_text()
     expected = interpret(graph, args)
     got = executable.run(args)
+    n = max(int(np.prod(p.shape)) for p in graph.params)     # the longest reduction or dot
     for g, e in zip(got, expected):
         assert g.dtype == e.dtype and g.shape == e.shape
-        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+        assert_close(g, e, n=n, scale=graph_scale(graph, args))
 
 
 def test_expensive_producer_behind_broadcast_is_not_recomputed():
@@ -258,8 +260,7 @@ module m
     assert memory["temp_bytes_fused"] < memory["temp_bytes_unfused"]
     args = random_args(graph, np.random.default_rng(0))
     for _ in range(2):   # second call runs on the reused arena
-        np.testing.assert_allclose(executable.run(args)[0], interpret(graph, args)[0],
-                                   rtol=1e-5)
+        assert_close(executable.run(args)[0], interpret(graph, args)[0], n=100)
 
 
 def test_kernel_source_has_no_sizes_so_shapes_share_code():
@@ -269,15 +270,17 @@ def test_kernel_source_has_no_sizes_so_shapes_share_code():
 
 
 def test_same_kernel_at_another_user_line_shares_the_cache_entry():
+    from xlanb_runtime import compiler
     from xlanb_runtime.codegen import cache
     first = runtime.compile(parse_graph(CASES[0][1].replace(
         ": f32[64]\n  %4", ': f32[64] loc="a.py:1"\n  %4')))
+    compiled_before = dict(compiler._dispatchers)         # Numba dispatchers by source
     second = runtime.compile(parse_graph(CASES[0][1].replace(
         ": f32[64]\n  %4", ': f32[64] loc="b.py:9"\n  %4')))
     assert first.kernels[0].source != second.kernels[0].source     # shows the user's line
     assert cache.module_name_for(cache.canonical_source(first.kernels[0].source)) == \
         cache.module_name_for(cache.canonical_source(second.kernels[0].source))
-    assert second.kernels[0].compile_seconds < 0.05
+    assert compiler._dispatchers == compiled_before       # nothing new was compiled
 
 
 @pytest.mark.parametrize("kind", ["max", "min"])
@@ -338,4 +341,4 @@ def test_narrow_dot_is_generated_with_its_epilogue(dtype, rhs_transposed):
     assert "np.matmul" not in executable.driver_source
     assert (".T)" in executable.driver_source) != rhs_transposed      # the copy
     for got, want in zip(executable.run(args), interpret(graph, args)):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+        assert_close(got, want, n=96, scale=graph_scale(graph, args))

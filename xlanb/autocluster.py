@@ -138,6 +138,13 @@ class _ClusteringContext(TraceContext):
         self.flush()
         return self.value_of(tracer)
 
+    def random_state_argument(self, leaf) -> None:
+        """Draws from a generator argument run eagerly while tracing; the trace depends on
+        the generator's state, so it is traced again on every call (never cached)."""
+        self.breaks += 1
+        self.report.record_break(type(leaf).__name__, user_location(), "a random generator "
+                                 "argument: its draws run with NumPy on every call")
+
     def call_unsupported(self, func, args: tuple, kwargs: dict, what: str) -> Any:
         """Run `func` with NumPy on copies of the traced values; writes it makes to them
         (`x.sort()`, `np.random.shuffle(x)`) become writes to the traced arrays."""

@@ -23,8 +23,10 @@ concrete and a traced write into one is a `ConcretizationError` that says so.
 """
 from __future__ import annotations
 
+import bisect
 import contextlib
 import contextvars
+import dis
 import functools
 import os
 import sys
@@ -84,13 +86,88 @@ def _install() -> None:
         original = getattr(np, name, None)
         if original is not None and not getattr(original, "_xlanb_capture", False):
             setattr(np, name, _wrap(original))
+    for name in dir(np.random):                   # the global RandomState's draws
+        original = getattr(np.random, name)
+        if isinstance(getattr(original, "__self__", None), np.random.RandomState) and \
+                not name.startswith(("seed", "get_", "set_")):
+            setattr(np.random, name, _wrap_draw(original, f"np.random.{name}"))
     _installed = True
 
 
+def _wrap_draw(original, what: str):
+    """Draws change on every call: a break under auto-clustering, an error under jit."""
+    name = original.__name__
+
+    @functools.wraps(original)
+    def draw(*args, **kwargs):
+        if not _CAPTURING.get() or not _from_user_code(sys._getframe(1), name):
+            return original(*args, **kwargs)
+        from .lowering import unsupported
+        with suspended():
+            return unsupported(original, args, kwargs, what)
+    draw._xlanb_capture = True
+    draw.__wrapped__ = original
+    return draw
+
+
+_SKIPPED = frozenset({"PRECALL", "KW_NAMES", "CACHE", "EXTENDED_ARG", "NOP", "PUSH_NULL"})
+_CALLS = frozenset({"CALL", "CALL_KW", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_METHOD"})
+_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF",
+                    "LOAD_FAST", "LOAD_CLOSURE"})
+
+
+def _callee_name(instructions: list, k: int) -> str | None:
+    """The name loaded as the callable of the call at `instructions[k]`, walking back over
+    its arguments by stack effect (None when the code between is not straight-line)."""
+    call = instructions[k]
+    need = (call.arg or 0) + (1 if call.opname == "CALL_KW" else 0)
+    depth = 0
+    for ins in reversed(instructions[:k]):
+        if ins.opname in _SKIPPED:
+            continue
+        if depth == need:
+            return ins.argval if ins.opname in _LOADS and isinstance(ins.argval, str) else None
+        if getattr(ins, "is_jump_target", False) or "JUMP" in ins.opname:
+            return None
+        depth += dis.stack_effect(ins.opcode, ins.arg, jump=False) if ins.arg is not None \
+            else dis.stack_effect(ins.opcode)
+        if depth > need:
+            return None
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _call_sites(code) -> tuple[list[int], dict[int, str | None]]:
+    instructions = list(dis.get_instructions(code))
+    offsets = [ins.offset for ins in instructions]
+    names = {ins.offset: _callee_name(instructions, k)
+             for k, ins in enumerate(instructions) if ins.opname in _CALLS}
+    return offsets, names
+
+
+def is_direct_call(frame, name: str) -> bool:
+    """Whether `frame` is calling `name` itself at this moment.
+
+    A frame running `rng.normal(size=3)` is also the innermost Python frame when NumPy's
+    compiled code calls `np.empty` back through the module: that caller must get a real
+    array (a Tracer there would crash the C code), so only a call spelled `np.empty(...)`
+    or `empty(...)` in the frame's own code counts.
+    """
+    offsets, names = _call_sites(frame.f_code)
+    index = bisect.bisect_right(offsets, frame.f_lasti) - 1
+    return index >= 0 and names.get(offsets[index]) == name
+
+
+def _from_user_code(frame, name: str) -> bool:
+    return not is_library_file(frame.f_code.co_filename) and is_direct_call(frame, name)
+
+
 def _wrap(original):
+    name = original.__name__
+
     @functools.wraps(original)
     def creation(*args, **kwargs):
-        if not _CAPTURING.get() or is_library_file(sys._getframe(1).f_code.co_filename):
+        if not _CAPTURING.get() or not _from_user_code(sys._getframe(1), name):
             return original(*args, **kwargs)
         with suspended():
             return _traced_creation(original, args, kwargs)

@@ -28,7 +28,8 @@ import numpy as np
 
 from xlanb_runtime.ir import Graph, Node, Op, builder, interpret, type_str
 
-from ..errors import CompileError, ConcretizationError, TracerLeakError
+from ..errors import (CompileError, ConcretizationError, TracerLeakError,
+                      UnsupportedNumPyFunctionError)
 from ..pytree import PyTreeDef, tree_flatten, tree_unflatten
 from .source import entry, user_location
 from .capture import capture_creation
@@ -124,6 +125,15 @@ class TraceContext:
             f"a traced value ({type_str(tracer.dtype, tracer.shape)}) {use}, but while "
             "compiling it has a shape and dtype and no value",
             op_name=what, location=user_location(), hint=_CONCRETIZE_HINT)
+
+    def random_state_argument(self, leaf: Any) -> None:
+        """An argument is a NumPy random generator: its draws would be baked in."""
+        raise UnsupportedNumPyFunctionError(
+            f"an argument is a {type(leaf).__name__}: its draws change on every call, but a "
+            "compiled program would repeat the first call's numbers",
+            op_name=getattr(leaf, "__class__", type(leaf)).__name__, location=user_location(),
+            hint="Draw outside and pass the arrays in, use `xlanb.random` with a key, or "
+            "`xlanb.jit(f, must_compile=False)`")
 
     def call_unsupported(self, func: Callable, args: tuple, kwargs: dict, what: str) -> Any:
         """`func(*args, **kwargs)` has no compiled lowering (`what` names it: `np.unique`).
@@ -451,6 +461,9 @@ def _output_node(context: TraceContext, leaf: Any, index: int) -> Node:
                        hint="return it from a wrapper outside the compiled function")
 
 
+_RANDOM_STATES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+
+
 class _Arguments:
     """The traced stand-ins for a call's leaves, and what became of them after the call."""
 
@@ -467,6 +480,8 @@ class _Arguments:
         grouped = {i: g for g in (self.aliases.groups if self.aliases else ()) for i in g}
         flat_roots: dict = {}
         for i, leaf in enumerate(leaves):
+            if isinstance(leaf, _RANDOM_STATES):
+                context.random_state_argument(leaf)
             if i in same:
                 tracer = self.traced[same[i]]
             elif i in grouped:

@@ -84,9 +84,21 @@ def unsupported_error(func: Callable, args: tuple, what: str) -> CompileError:
         return DataDependentShapeError(
             "the output shape depends on the input values, so the shape is not inferable at "
             "compile time", op_name=what, location=loc, hint=_DATA_DEPENDENT_HINT)
+    if is_random_draw(func):
+        return UnsupportedNumPyFunctionError(
+            "NumPy's random state draws new numbers on every call, but a compiled program "
+            "would repeat the first call's numbers", op_name=what, location=loc,
+            hint="Use `xlanb.random` with a key argument, pass the random array in, "
+            f"{FALLBACK_HINT}")
     return UnsupportedNumPyFunctionError(
         "xlanb has no compiled lowering for this function", op_name=what,
         location=loc, hint=f"Rewrite it with supported NumPy functions, {FALLBACK_HINT}")
+
+
+def is_random_draw(func: Callable) -> bool:
+    """A draw from NumPy's global random state (np.random.rand, ...) or a generator."""
+    owner = getattr(func, "__self__", None)
+    return isinstance(owner, (np.random.RandomState, np.random.Generator))
 
 
 def unsupported(func: Callable, args: tuple, kwargs: dict, what: str | None = None) -> Any:
@@ -158,4 +170,5 @@ def ndarray_fallback(x: Tracer, name: str):
     return method
 
 
-from . import ufuncs, reductions, shape_ops, linalg, indexing, creation, inplace  # noqa: E402,F401,I001
+from . import (ufuncs, reductions, shape_ops, linalg, indexing, creation,  # noqa: E402,F401,I001
+               inplace, complex_numbers)

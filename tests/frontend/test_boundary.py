@@ -332,3 +332,32 @@ def test_concretization_still_named():
         return -x
     with pytest.raises(ConcretizationError):
         xlanb.jit(f)(np.ones(3))
+
+
+# -- NumPy's random numbers ---------------------------------------------------------------
+
+def test_global_random_draws_are_refused_under_jit_and_fresh_under_autoclustering():
+    from xlanb.errors import UnsupportedNumPyFunctionError
+
+    def f(x):
+        return x + np.random.rand(3)
+    with pytest.raises(UnsupportedNumPyFunctionError, match="random"):
+        xlanb.jit(f)(np.zeros(3))
+    g = xlanb.jit(f, must_compile=False)
+    assert not np.array_equal(g(np.zeros(3)), g(np.zeros(3)))
+
+
+def test_generator_argument_draws_follow_its_state():
+    def f(x, rng):
+        return x + rng.normal(size=3)
+    g = xlanb.jit(f, must_compile=False)
+    rng, reference = np.random.default_rng(0), np.random.default_rng(0)
+    for _ in range(2):
+        np.testing.assert_array_equal(g(np.zeros(3), rng), reference.normal(size=3))
+
+
+def test_seeded_generator_made_inside_is_compiled():
+    def f(x):
+        rng = np.random.default_rng(0)      # NumPy's compiled code allocates through np.empty
+        return x + rng.normal(size=3)
+    np.testing.assert_array_equal(xlanb.jit(f)(np.zeros(3)), f(np.zeros(3)))

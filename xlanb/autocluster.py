@@ -109,6 +109,7 @@ class _ClusteringContext(TraceContext):
         self.clusterer = clusterer
         self.report = clusterer.report
         self.breaks = 0
+        self.readonly_reasons: dict[int, str] = {}
 
     def flush(self) -> None:
         """Compile and run everything traced so far; live roots become concrete inputs
@@ -168,8 +169,18 @@ class _ClusteringContext(TraceContext):
             if tracer.writeable and not np.array_equal(before, after, equal_nan=after.dtype.kind
                                                        in "fc"):
                 tracer.node = self.new_input(after).node
-        return tree_map(lambda v: self.new_input(v) if isinstance(v, np.ndarray) else v,
-                        result)
+        inputs = [after for _, _, after in copies]
+        return tree_map(lambda v: self._result(v, inputs, what) if isinstance(v, np.ndarray)
+                        else v, result)
+
+    def _result(self, value: np.ndarray, inputs: list, what: str) -> Tracer:
+        """An eager result as a traced input; a view of an input cannot be written through
+        (the write would not reach the traced array), so it becomes read-only."""
+        tracer = self.new_input(value)
+        if any(np.shares_memory(value, array) for array in inputs):
+            tracer.writeable = False
+            self.readonly_reasons[id(tracer)] = what
+        return tracer
 
 
 class AutoClusterer:

@@ -227,6 +227,13 @@ class Tracer:
         root = self.root if self.root is not None else self
         if not root.writeable:
             from ..errors import ReadOnlyArrayError
+            view_of = getattr(self.context, "readonly_reasons", {}).get(id(root))
+            if view_of is not None:
+                raise ReadOnlyArrayError(
+                    f"the array written here is a view that `{view_of}` returned when it ran "
+                    "with NumPy; the write could not reach the array it views",
+                    location=user_location(), hint="write to the original array with "
+                    "indexing instead, or run the whole function with NumPy")
             raise ReadOnlyArrayError("assignment destination is read-only",
                                      location=user_location(),
                                      hint="pass a writeable array, or copy it first "

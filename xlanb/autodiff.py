@@ -27,6 +27,7 @@ from xlanb_runtime.autodiff import vjp
 from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder
 
+from .errors import ComplexGradientError
 from .pytree import tree_flatten, tree_unflatten
 from .tracing.source import user_location
 from .tracing.tracer import Tracer, current_context
@@ -40,11 +41,13 @@ def _fresh_variable(context, leaf, where: str) -> Tracer:
     """A new node standing for `leaf`, so the gradient flows only through this use."""
     if isinstance(leaf, Tracer):
         node = leaf.node
-    elif isinstance(leaf, (np.ndarray, np.generic, float)):
+    elif isinstance(leaf, (np.ndarray, np.generic, float, complex)):
         node = builder.constant(np.asarray(leaf))
     else:
         raise TypeError(f"{where}: cannot differentiate with respect to a "
                         f"{type(leaf).__name__}; pass float arrays")
+    if node.dtype.kind == "c":
+        raise _complex_error(where, f"an input has dtype {node.dtype}")
     if node.dtype.kind != "f":
         raise TypeError(f"{where}: grad requires floating-point inputs, but an input has "
                         f"dtype {node.dtype}. Differentiate only float arguments (pick them "
@@ -88,11 +91,23 @@ def _scalar_loss(context, loss, where: str) -> Node:
         node = loss.node
     else:
         node = builder.constant(np.asarray(loss, dtype=np.result_type(loss, np.float32)))
+    if node.dtype.kind == "c":
+        raise _complex_error(where, f"the function returns {node.dtype}")
     if node.shape != () or node.dtype.kind != "f":
         raise TypeError(f"{where}: the function must return a float scalar (the loss), got "
                         f"{node.dtype} with shape {node.shape}; reduce it with .sum() or "
                         ".mean() first")
     return node
+
+
+def _complex_error(where: str, what: str) -> ComplexGradientError:
+    return ComplexGradientError(
+        f"{what}; gradients of complex inputs or losses are not supported (gradients "
+        "flow through complex steps between real inputs and a real loss)",
+        op_name=where, location=user_location(),
+        hint="Differentiate with respect to the real and imaginary parts as float arrays, "
+             "e.g. `f(re, im)` computing `z = re + 1j * im`, or return a real loss such as "
+             "`np.abs(z).sum()`")
 
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):

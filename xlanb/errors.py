@@ -117,6 +117,24 @@ class DTypeError(CompileError):
     """
 
 
+class ComplexGradientError(DTypeError, TypeError):
+    """`grad` with respect to a complex argument, or of a complex loss.
+
+    Gradients flow through complex steps (a real loss of real inputs), but a complex
+    input or loss has more than one convention for its gradient, so xlanb asks you to
+    pick the real parameters.
+
+    Failing::
+
+        xlanb.grad(lambda z: np.abs(z * z).sum())(z)        # z: complex128
+
+    Fix: differentiate with respect to the real and imaginary parts as float arrays::
+
+        g_re, g_im = xlanb.grad(lambda re, im: np.abs((re + 1j * im) ** 2).sum(),
+                                argnums=(0, 1))(z.real, z.imag)
+    """
+
+
 class TracerLeakError(CompileError):
     """A traced value was used after its function finished tracing (stored in a global).
 

@@ -9,6 +9,11 @@ so no rule needs to un-broadcast: BROADCAST's own rule sums the cotangent back.
     def _mul(g, node, x, y):
         return mul(g, y), mul(g, x)
 
+Complex values follow JAX's convention: the cotangent of z = x + iy is dL/dx - i dL/dy,
+so holomorphic rules are the real ones unchanged (d e^z = e^z dz), `real` sends t back as
+t + 0i, `imag` as -it, `conjugate` conjugates, and a real -> complex convert keeps the real
+part.  A real loss of real inputs thus gets its true gradient through complex steps.
+
 Ops that are piecewise constant (sign, floor, compare, arg-reduce, ...) are listed in
 `ZERO_GRADIENT`: their cotangent is zero, and `tests/runtime/test_autodiff.py` checks every
 op of the enum is in one table or the other.
@@ -71,7 +76,12 @@ def where(pred, x, y):
 
 
 def is_float(node: Node) -> bool:
-    return node.dtype.kind == "f"
+    """Float or complex: the dtypes that carry gradients."""
+    return node.dtype.kind in "fc"
+
+
+def is_complex(node: Node) -> bool:
+    return node.dtype.kind == "c"
 
 
 # -- elementwise -----------------------------------------------------------------------------
@@ -83,7 +93,26 @@ def _neg(g, node, x):                         # d(-x) = -dx
 
 @vjp(Op.ABS)
 def _abs(g, node, x):                         # d|x| = sign(x) dx
+    if is_complex(x):                         # complex: conj(z)/|z| (0 at z = 0)
+        r = B.convert(node, x.dtype)
+        unit = where(B.binary(Op.EQ, r, full(r, 0)), full(x, 0), div(B.unary(Op.CONJ, x), r))
+        return (mul(B.convert(g, x.dtype), unit),)
     return (mul(g, B.unary(Op.SIGN, x)),)
+
+
+@vjp(Op.REAL)
+def _real(g, node, z):                        # Re: t -> t + 0i
+    return (B.convert(g, z.dtype),)
+
+
+@vjp(Op.IMAG)
+def _imag(g, node, z):                        # Im: t -> -it
+    return (mul(B.convert(g, z.dtype), full(z, -1j)),)
+
+
+@vjp(Op.CONJ)
+def _conj(g, node, z):                        # conjugation is its own transpose
+    return (B.unary(Op.CONJ, g),)
 
 
 @vjp(Op.EXP)
@@ -168,7 +197,10 @@ def _pow(g, node, x, y):                      # d x^y = y x^(y-1) dx + x^y log x
     if not is_float(x):
         return None, None
     dx = mul(g, mul(y, B.binary(Op.POW, x, sub(y, full(y, 1)))))
-    positive = B.binary(Op.GT, x, full(x, 0))
+    if is_complex(x):                         # log z is defined off z = 0
+        positive = B.binary(Op.NE, x, full(x, 0))
+    else:
+        positive = B.binary(Op.GT, x, full(x, 0))
     safe_x = where(positive, x, full(x, 1))
     dy = where(positive, mul(g, mul(node, B.unary(Op.LOG, safe_x))), full(x, 0))
     return dx, dy

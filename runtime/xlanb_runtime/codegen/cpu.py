@@ -583,6 +583,8 @@ class _Codegen:
         ]
         if used:
             header.append(f"from xlanb_runtime.codegen.vecmath import {', '.join(used)}")
+        if "cmath." in body:
+            header.append("import cmath")
         if re.search(r"\bsplitmix64\(", body):
             header.append(f"from xlanb_runtime.codegen.rng import splitmix64  # {_RNG_DIGEST}")
 
@@ -745,7 +747,7 @@ def _accumulator(red: Node) -> tuple[str, str, str]:
     kind = red.arg[0]
     dtype = red.dtype
     if kind in ("sum", "prod"):
-        acc = "float64" if dtype.kind == "f" else ("int64" if dtype.kind == "i" else "uint64")
+        acc = {"f": "float64", "c": "complex128", "i": "int64"}.get(dtype.kind, "uint64")
         init = f"np.{acc}({0 if kind == 'sum' else 1})"
         return acc, init, "{a} + {v}" if kind == "sum" else "{a} * {v}"
     if kind in ("any", "all"):

@@ -20,13 +20,21 @@ except ImportError:  # pragma: no cover - only while vecmath is being written
 CAST = {"bool": "np.bool_", "int8": "np.int8", "int16": "np.int16", "int32": "np.int32",
         "int64": "np.int64", "uint8": "np.uint8", "uint16": "np.uint16",
         "uint32": "np.uint32", "uint64": "np.uint64", "float32": "np.float32",
-        "float64": "np.float64"}
+        "float64": "np.float64", "complex64": "np.complex64", "complex128": "np.complex128"}
 
 _LIBM = {Op.EXP: "math.exp", Op.EXPM1: "math.expm1", Op.LOG: "math.log",
          Op.LOG1P: "math.log1p", Op.TANH: "math.tanh", Op.SIN: "math.sin",
          Op.COS: "math.cos", Op.ERF: "math.erf"}
 _VECMATH_NAME = {Op.EXP: "exp", Op.EXPM1: "expm1", Op.LOG: "log", Op.LOG1P: "log1p",
                  Op.TANH: "tanh", Op.SIN: "sin", Op.COS: "cos", Op.ERF: "erf"}
+
+# Complex operands: Numba's own complex arithmetic and its cmath (never the real-float
+# vecmath functions).  The builder refuses the ops complex values lack (ops.REAL_ONLY).
+_CMATH = {Op.EXP: "cmath.exp", Op.LOG: "cmath.log", Op.SQRT: "cmath.sqrt",
+          Op.TANH: "cmath.tanh", Op.SIN: "cmath.sin", Op.COS: "cmath.cos"}
+_COMPLEX = {Op.REAL: "{0}.real", Op.IMAG: "{0}.imag", Op.CONJ: "{0}.conjugate()",
+            Op.RSQRT: "({one} / cmath.sqrt({0}))", Op.IS_FINITE: "(({0} - {0}) == {zero})"}
+
 
 def reassociation_safe(op: Op) -> bool:
     """Whether `op`'s code stays accurate in a kernel compiled with `reassoc`, which
@@ -58,8 +66,8 @@ def typed_constant(value, dtype: np.dtype) -> str:
 def module_constants() -> str:
     """Source defining the typed constants templates may reference."""
     lines = []
-    for dtype in ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                  "uint32", "uint64"):
+    for dtype in ("float32", "float64", "complex64", "complex128", "int8", "int16", "int32",
+                  "int64", "uint8", "uint16", "uint32", "uint64"):
         for tag, value in (("one", 1), ("zero", 0), ("minus_one", -1)):
             if tag == "minus_one" and dtype.startswith("u"):
                 continue
@@ -73,6 +81,8 @@ def expression(op: Op, dtype: np.dtype, operands: list[str], operand_dtype: np.d
     is_float = operand_dtype.kind == "f"
     if op is Op.CONVERT:
         return convert(operands[0], operand_dtype, dtype)
+    if operand_dtype.kind == "c":
+        return complex_expression(op, dtype, operands, operand_dtype)
     if op in _VECMATH_NAME:
         entry = VECMATH.get(_VECMATH_NAME[op])
         if entry and is_float:
@@ -110,9 +120,25 @@ def expression(op: Op, dtype: np.dtype, operands: list[str], operand_dtype: np.d
     return text
 
 
+def complex_expression(op: Op, dtype: np.dtype, operands: list[str],
+                       operand_dtype: np.dtype) -> str:
+    """Source of an elementwise op on complex operands, cast to the node's dtype (a real
+    dtype for real/imag/abs, bool for compares)."""
+    if op in _CMATH:
+        text = f"{_CMATH[op]}({operands[0]})"
+    elif op in _COMPLEX:
+        text = _COMPLEX[op].format(*operands, one=typed_constant(1, operand_dtype),
+                                   zero=typed_constant(0, operand_dtype))
+    else:
+        text = _SIMPLE[op].format(*operands)
+    return text if dtype == np.bool_ else f"{CAST[dtype.name]}({text})"
+
+
 def convert(value: str, src: np.dtype, dst: np.dtype) -> str:
     if src == dst:
         return value
+    if src.kind == "c" and dst.kind not in "cb":    # NumPy keeps the real part
+        return convert(f"{value}.real", np.finfo(src).dtype, dst)
     if dst == np.bool_:
         return f"({value} != {typed_constant(0, src)})" if src != np.bool_ else value
     if src == np.bool_:

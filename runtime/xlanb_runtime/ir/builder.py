@@ -14,7 +14,8 @@ from typing import Sequence
 import numpy as np
 
 from .graph import Node, type_str
-from .ops import (ARGREDUCE_KINDS, BINARY, COMPARE, Op, REDUCE_KINDS, UNARY)
+from .ops import (ARGREDUCE_KINDS, BINARY, COMPARE, COMPLEX_ONLY, Op, REAL_ONLY,
+                  REDUCE_KINDS, UNARY)
 
 
 class IRShapeError(ValueError):
@@ -24,6 +25,10 @@ class IRShapeError(ValueError):
         super().__init__(f"{op.value}: {message}")
         self.op = op
         self.detail = message
+
+
+class IRDTypeError(IRShapeError):
+    """An op applied to a dtype it is not defined for (an order on complex values)."""
 
 
 _location: contextvars.ContextVar[str | None] = contextvars.ContextVar("loc", default=None)
@@ -73,13 +78,29 @@ def iota(shape: Sequence[int], dtype, dimension: int) -> Node:
 # -- elementwise ---------------------------------------------------------------------------
 
 _BOOL_RESULT = {Op.IS_FINITE}
+_PART_RESULT = {Op.REAL, Op.IMAG, Op.ABS}     # complex operand -> its component dtype
+
+
+def real_dtype(dtype) -> np.dtype:
+    """The component dtype of a complex dtype (complex64 -> float32); others unchanged."""
+    dtype = np.dtype(dtype)
+    return np.finfo(dtype).dtype if dtype.kind == "c" else dtype
+
+
+def _check_complex(op: Op, dtype: np.dtype) -> None:
+    if dtype.kind == "c" and op in REAL_ONLY:
+        raise IRDTypeError(op, f"not defined for {dtype}")
+    if dtype.kind != "c" and op in COMPLEX_ONLY:
+        raise IRDTypeError(op, f"needs a complex operand, got {dtype}")
 
 
 def unary(op: Op, x: Node) -> Node:
     _check(op in UNARY and op is not Op.CONVERT, op, "not a unary op")
     if op is Op.NOT:
         _check(x.dtype == np.bool_ or x.dtype.kind in "iu", op, f"needs bool/int, got {x.dtype}")
-    dtype = np.dtype(bool) if op in _BOOL_RESULT else x.dtype
+    _check_complex(op, x.dtype)
+    dtype = np.dtype(bool) if op in _BOOL_RESULT else \
+        real_dtype(x.dtype) if op in _PART_RESULT else x.dtype
     return _node(op, (x,), x.shape, dtype)
 
 
@@ -87,6 +108,7 @@ def binary(op: Op, x: Node, y: Node) -> Node:
     _check(op in BINARY or op in COMPARE, op, "not a binary op")
     _check(x.shape == y.shape, op, f"shapes differ: {x.shape} vs {y.shape}")
     _check(x.dtype == y.dtype, op, f"dtypes differ: {x.dtype} vs {y.dtype}")
+    _check_complex(op, x.dtype)
     dtype = np.dtype(bool) if op in COMPARE else x.dtype
     return _node(op, (x, y), x.shape, dtype)
 
@@ -203,6 +225,7 @@ def reduce(x: Node, kind: str, axes: Sequence[int]) -> Node:
     if kind in ("any", "all"):
         _check(x.dtype == np.bool_, Op.REDUCE, f"{kind} needs bool, got {x.dtype}")
     if kind in ("max", "min"):
+        _check_complex(Op.MAX if kind == "max" else Op.MIN, x.dtype)
         _check(all(x.shape[a] > 0 for a in axes), Op.REDUCE,
                f"zero-size array to reduction operation {kind} which has no identity")
     shape = tuple(n for d, n in enumerate(x.shape) if d not in axes)
@@ -211,6 +234,7 @@ def reduce(x: Node, kind: str, axes: Sequence[int]) -> Node:
 
 def argreduce(x: Node, kind: str, axis: int) -> Node:
     _check(kind in ARGREDUCE_KINDS, Op.ARGREDUCE, f"unknown arg-reduction {kind!r}")
+    _check_complex(Op.MAX if kind == "argmax" else Op.MIN, x.dtype)
     _check(0 <= axis < x.ndim and x.shape[axis] > 0, Op.ARGREDUCE,
            f"axis {axis} of {x.shape} is out of range or empty")
     shape = tuple(n for d, n in enumerate(x.shape) if d != axis)
@@ -257,6 +281,8 @@ def scatter_add(x: Node, indices: Node, updates: Node, axis: int) -> Node:
 
 def all_reduce(x: Node, kind: str) -> Node:
     _check(kind in ("sum", "mean", "max", "min"), Op.ALL_REDUCE, f"unknown kind {kind!r}")
+    if kind in ("max", "min"):
+        _check_complex(Op.MAX if kind == "max" else Op.MIN, x.dtype)
     return _node(Op.ALL_REDUCE, (x,), x.shape, x.dtype, kind)
 
 

@@ -57,7 +57,8 @@ def arg_key(arg: Any) -> Any:
 
 DTYPE_NAMES = {"bool": "pred", "int8": "s8", "int16": "s16", "int32": "s32", "int64": "s64",
                "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-               "float16": "f16", "float32": "f32", "float64": "f64"}
+               "float16": "f16", "float32": "f32", "float64": "f64",
+               "complex64": "c64", "complex128": "c128"}
 DTYPES_BY_NAME = {v: np.dtype(k) for k, v in DTYPE_NAMES.items()}
 
 

@@ -137,6 +137,14 @@ def _sign(x):
     return np.sign(x)
 
 
+def _convert(x, dtype):
+    """NumPy astype; complex to real keeps the real part without NumPy's ComplexWarning
+    (the front end warns once, when it traces the cast)."""
+    if x.dtype.kind == "c" and dtype.kind != "c":
+        x = np.real(x)
+    return x.astype(dtype)
+
+
 def _round(x):
     return np.rint(x) if x.dtype.kind == "f" else x
 
@@ -163,6 +171,9 @@ EVAL: dict[Op, Callable] = {
     Op.ROUND: lambda n, x: _round(x),
     Op.NOT: lambda n, x: np.invert(x),
     Op.IS_FINITE: lambda n, x: np.isfinite(x),
+    Op.REAL: lambda n, x: np.real(x),
+    Op.IMAG: lambda n, x: np.imag(x),
+    Op.CONJ: lambda n, x: np.conjugate(x),
     Op.ADD: lambda n, x, y: np.add(x, y),
     Op.SUB: lambda n, x, y: np.subtract(x, y),
     Op.MUL: lambda n, x, y: np.multiply(x, y),
@@ -183,7 +194,7 @@ EVAL: dict[Op, Callable] = {
     Op.GT: lambda n, x, y: np.greater(x, y),
     Op.GE: lambda n, x, y: np.greater_equal(x, y),
     Op.SELECT: lambda n, p, a, b: np.where(p, a, b),
-    Op.CONVERT: lambda n, x: x.astype(n.dtype),
+    Op.CONVERT: lambda n, x: _convert(x, n.dtype),
     Op.BROADCAST: lambda n, x: _broadcast(x, n.shape, n.arg),
     Op.RESHAPE: lambda n, x: np.reshape(x, n.shape),
     Op.TRANSPOSE: lambda n, x: np.transpose(x, n.arg),
@@ -210,7 +221,7 @@ def evaluate_node(node: Node, values: Sequence[np.ndarray]) -> np.ndarray:
 def _evaluate(node: Node, values: Sequence[np.ndarray]) -> np.ndarray:
     result = np.asarray(EVAL[node.op](node, *values))
     if result.dtype != node.dtype:
-        result = result.astype(node.dtype)
+        result = _convert(result, node.dtype)
     if result.shape != node.shape:
         raise AssertionError(f"interpreter: {node.op.value} produced {result.shape}, "
                              f"expected {node.shape}")

@@ -38,6 +38,9 @@ class Op(enum.Enum):
     ROUND = "round-nearest-even"
     NOT = "not"
     IS_FINITE = "is-finite"
+    REAL = "real"                # complex -> its real part (complex64 -> float32)
+    IMAG = "imag"                # complex -> its imaginary part
+    CONJ = "conjugate"           # complex -> its complex conjugate
     # -- elementwise binary -----------------------------------------------------------------
     ADD = "add"
     SUB = "subtract"
@@ -90,7 +93,7 @@ class Op(enum.Enum):
 
 UNARY = frozenset({Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.EXPM1, Op.LOG, Op.LOG1P, Op.SQRT,
                    Op.RSQRT, Op.TANH, Op.SIN, Op.COS, Op.ERF, Op.FLOOR, Op.CEIL, Op.ROUND,
-                   Op.NOT, Op.IS_FINITE, Op.CONVERT})
+                   Op.NOT, Op.IS_FINITE, Op.REAL, Op.IMAG, Op.CONJ, Op.CONVERT})
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOOR_DIV, Op.REM, Op.POW, Op.MAX,
                     Op.MIN, Op.AND, Op.OR, Op.XOR, Op.ATAN2})
 COMPARE = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
@@ -102,6 +105,13 @@ INDEX_MAPPING = frozenset({Op.BROADCAST, Op.TRANSPOSE, Op.SLICE, Op.REVERSE})
 # Elementwise ops whose cost justifies refusing to recompute them in several kernels.
 EXPENSIVE = frozenset({Op.EXP, Op.EXPM1, Op.LOG, Op.LOG1P, Op.TANH, Op.SIN, Op.COS, Op.ERF,
                        Op.POW, Op.ATAN2, Op.DIV, Op.SQRT, Op.RSQRT})
+# Complex operands: ops only complex values have, and ops that complex values lack (no
+# order, no rounding, no bits; expm1/log1p/erf have no complex code here): the builder
+# refuses them, and the front end lowers or refuses the NumPy call before it gets there.
+COMPLEX_ONLY = frozenset({Op.REAL, Op.IMAG, Op.CONJ})
+REAL_ONLY = frozenset({Op.SIGN, Op.EXPM1, Op.LOG1P, Op.ERF, Op.FLOOR, Op.CEIL, Op.ROUND,
+                       Op.NOT, Op.FLOOR_DIV, Op.REM, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR,
+                       Op.ATAN2, Op.LT, Op.LE, Op.GT, Op.GE})
 REDUCE_KINDS = ("sum", "max", "min", "prod", "any", "all")
 ARGREDUCE_KINDS = ("argmax", "argmin")
 

@@ -2,7 +2,7 @@
 
 A malformed line raises `IRParseError` naming the line and column.  Values are read by
 walking Python's own expression AST with a whitelist (numbers, strings, tuples, lists,
-nan/inf): a dump file can never execute code.
+nan/inf, `complex(re, im)`): a dump file can never execute code.
 """
 from __future__ import annotations
 
@@ -45,6 +45,9 @@ def literal(text: str):
             return tuple(walk(e) for e in node.elts)
         if isinstance(node, ast.List):
             return [walk(e) for e in node.elts]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "complex" and len(node.args) == 2 and not node.keywords:
+            return complex(*(float(walk(a)) for a in node.args))
         raise ValueError(f"unexpected {type(node).__name__} in a value")
     return walk(ast.parse(text.strip(), mode="eval").body)
 

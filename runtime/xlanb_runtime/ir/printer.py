@@ -21,7 +21,8 @@ from .ops import Op
 
 
 def format_value(value) -> str:
-    """A Python literal for args: tuples, ints, strings, floats incl. nan/inf."""
+    """A Python literal for args: tuples, ints, strings, floats incl. nan/inf, and
+    complex numbers as `complex(re, im)`."""
     if isinstance(value, np.ndarray):
         return format_value(value.tolist())
     if isinstance(value, (list, tuple)):
@@ -36,6 +37,9 @@ def format_value(value) -> str:
         if value in (float("inf"), float("-inf")):
             return "inf" if value > 0 else "-inf"
         return repr(value)
+    if isinstance(value, (complex, np.complexfloating)):
+        value = complex(value)          # exact parts, signed zeros and nan/inf included
+        return f"complex({format_value(value.real)}, {format_value(value.imag)})"
     if isinstance(value, (bool, np.bool_)):
         return repr(bool(value))
     if isinstance(value, (int, np.integer)):

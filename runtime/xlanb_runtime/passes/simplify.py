@@ -178,7 +178,7 @@ def splat_value(node: Node) -> np.generic | None:
     cached = _splat_cache.get(node)
     if cached is None:
         flat = np.ascontiguousarray(node.arg).reshape(-1)
-        bits = flat.view(f"u{flat.dtype.itemsize}")
+        bits = flat.view(np.uint8).reshape(flat.size, -1)     # complex128: 16 bytes
         cached = flat[0] if bool((bits == bits[0]).all()) else _NOT_SPLAT
         _splat_cache[node] = cached
     return None if cached is _NOT_SPLAT else cached
@@ -204,7 +204,7 @@ def is_float(node: Node) -> bool:
 
 
 def is_numeric(node: Node) -> bool:
-    return node.dtype.kind in "iuf"
+    return node.dtype.kind in "iufc"
 
 
 _MOVEMENT = frozenset({Op.BROADCAST, Op.RESHAPE, Op.TRANSPOSE, Op.SLICE, Op.REVERSE})
@@ -266,10 +266,10 @@ def is_lossless(src: np.dtype, dst: np.dtype) -> bool:
 def power_by_multiplying(x: Node, n: Node) -> Node | None:
     """x**k for a constant integer 2 <= k <= POWER_LIMIT by square-and-multiply (like JAX's
     integer_pow): at most 2*log2(k) multiplies, each rounding once (pow rounds once)."""
-    k = float(splat_value(n))
-    if not is_numeric(x) or not k.is_integer() or not 2 <= k <= POWER_LIMIT:
+    k = complex(splat_value(n))                  # a complex exponent counts if it is real
+    if not is_numeric(x) or k.imag or not k.real.is_integer() or not 2 <= k.real <= POWER_LIMIT:
         return None
-    k, result, base = int(k), None, x
+    k, result, base = int(k.real), None, x
     while k:
         if k & 1:
             result = base if result is None else B.binary(Op.MUL, result, base)
@@ -304,7 +304,7 @@ def drop_trivial_reverse(node: Node, x: Node) -> Node | None:
 
 
 def zero_unless_float(x: Node) -> Node | None:
-    return None if is_float(x) else splat(0, x)
+    return None if x.dtype.kind in "fc" else splat(0, x)     # complex holds NaN/Inf too
 
 
 def one_if_numeric(x: Node) -> Node | None:

@@ -15,9 +15,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from xlanb_runtime.ir.builder import IRShapeError
+from xlanb_runtime.ir.builder import IRDTypeError, IRShapeError
 
-from ...errors import (FALLBACK_HINT, CompileError, DataDependentShapeError,
+from ...errors import (FALLBACK_HINT, CompileError, DataDependentShapeError, DTypeError,
                        UnsupportedNumPyFunctionError)
 from ..source import current_op, entry, user_location
 from ..tracer import Tracer, current_context
@@ -45,6 +45,9 @@ def fail(cls: type[CompileError], detail: str, hint: str | None = None) -> Compi
 def translate_errors():
     try:
         yield
+    except IRDTypeError as exc:
+        raise fail(DTypeError, str(exc), hint="Take real values first (np.real, np.abs), "
+                   + FALLBACK_HINT) from None
     except IRShapeError as exc:
         from ...errors import ShapeMismatchError
         raise fail(ShapeMismatchError, exc.detail) from None

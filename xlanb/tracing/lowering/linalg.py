@@ -17,6 +17,7 @@ from xlanb_runtime.ir import builder as B
 from ...errors import ShapeMismatchError
 from . import fail, implements, unsupported, unsupported_option
 from .promote import broadcast_shapes, normalize_axes, result_type, to_node, wrap
+from .reductions import abs_squared
 
 
 def _operands(a, b) -> tuple[Node, Node]:
@@ -70,8 +71,11 @@ def dot(a, b, out=None):
 
 @implements(np.vdot)
 def vdot(a, b):
+    """Flattened dot product, conjugating the first operand when complex."""
     x, y = _operands(a, b)
     x, y = B.reshape(x, (x.size,)), B.reshape(y, (y.size,))
+    if x.dtype.kind == "c":
+        x = B.unary(Op.CONJ, x)
     if x.shape != y.shape:
         raise _mismatch(x, y, "vdot")
     return wrap(B.dot(x, y, (), (), (0,), (0,)))
@@ -226,10 +230,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if not (ord is None or (ord == 2 and vector) or (ord == "fro" and not vector)):
         return unsupported(np.linalg.norm, (x,), {"ord": ord, "axis": axis,
                                                   "keepdims": keepdims}, "np.linalg.norm(ord=)")
-    dtype = node.dtype if node.dtype.kind == "f" else np.dtype(np.float64)
-    node = B.convert(node, dtype)
+    if node.dtype.kind not in "fc":               # complex: |z|^2 in the parts' dtype
+        node = B.convert(node, np.float64)
     axes = normalize_axes(axis, node.ndim)
-    result = B.unary(Op.SQRT, B.reduce(B.binary(Op.MUL, node, node), "sum", axes))
+    result = B.unary(Op.SQRT, B.reduce(abs_squared(node), "sum", axes))
     if keepdims:
         result = B.reshape(result, [1 if d in axes else n for d, n in enumerate(node.shape)])
     return wrap(result)

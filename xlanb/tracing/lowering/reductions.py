@@ -14,7 +14,7 @@ from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
 from . import implements, unsupported
-from .promote import normalize_axes, normalize_axis, scalar, to_node, wrap
+from .promote import dtype_of, normalize_axes, normalize_axis, scalar, to_node, wrap
 
 _NoValue = np._NoValue
 
@@ -82,11 +82,19 @@ sum_ = implements(np.sum)(_summation(np.sum, "sum"))
 prod = implements(np.prod)(_summation(np.prod, "prod"))
 
 
+def _ordered(numpy_fn, a, kwargs: dict):
+    """max/min/argmax/argmin of complex values (NumPy's lexicographic order): the hook."""
+    kwargs = {k: v for k, v in kwargs.items() if v is not _NoValue}
+    return unsupported(numpy_fn, (a,), kwargs, f"np.{numpy_fn.__name__} on {dtype_of(a)}")
+
+
 def _extremum(numpy_fn, kind):
     def rule(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
+        kwargs = {"axis": axis, "keepdims": keepdims, "initial": initial, "where": where}
         if _options_unsupported(numpy_fn, a, where, out, {"initial": initial}):
-            return _route(numpy_fn, a, {"axis": axis, "keepdims": keepdims,
-                                                "initial": initial, "where": where})
+            return _route(numpy_fn, a, kwargs)
+        if dtype_of(a).kind == "c":
+            return _ordered(numpy_fn, a, dict(kwargs, out=out))
         return wrap(reduce_node(to_node(a), kind, axis, keepdims))
     return rule
 
@@ -133,14 +141,24 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
 
 
 def var_node(x: Node, axis, keepdims=False, dtype=None, ddof=0) -> Node:
+    """Mean squared deviation; complex: of |x - mean|^2 (NumPy's real result)."""
     result = _default_dtype(np.var, dtype, x.dtype)
     axes = normalize_axes(axis, x.ndim)
-    x = B.convert(x, result)
-    mean_kept = mean_node(x, axes, True, result)
+    if x.dtype.kind != "c":
+        x = B.convert(x, result)
+    mean_kept = mean_node(x, axes, True, x.dtype)
     centered = B.binary(Op.SUB, x, B.broadcast(mean_kept, x.shape))
-    total = reduce_node(B.binary(Op.MUL, centered, centered), "sum", axes, keepdims)
+    total = reduce_node(B.convert(abs_squared(centered), result), "sum", axes, keepdims)
     count = max(_count(x.shape, axes) - ddof, 0)
     return B.binary(Op.DIV, total, B.broadcast(scalar(count, result), total.shape))
+
+
+def abs_squared(x: Node) -> Node:
+    """x*x, or re^2 + im^2 for complex x."""
+    if x.dtype.kind != "c":
+        return B.binary(Op.MUL, x, x)
+    re, im = B.unary(Op.REAL, x), B.unary(Op.IMAG, x)
+    return B.binary(Op.ADD, B.binary(Op.MUL, re, re), B.binary(Op.MUL, im, im))
 
 
 def _spread(numpy_fn, take_sqrt: bool):
@@ -167,6 +185,9 @@ def _argreduce(kind):
             from . import unsupported_option
             raise unsupported_option(kind, "out=", "assign the result instead")
         x = to_node(a)
+        if x.dtype.kind == "c":
+            return _ordered(np.argmax if kind == "argmax" else np.argmin, a,
+                            {"axis": axis, "keepdims": keepdims})
         if axis is None:
             node = B.argreduce(B.reshape(x, (x.size,)), kind, 0)
             return wrap(B.reshape(node, (1,) * x.ndim) if keepdims else node)

@@ -136,7 +136,7 @@ RULES = {
     np.ceil: _float_only(Op.CEIL),
     np.rint: _float_only(Op.ROUND),
     np.trunc: _trunc,
-    np.conjugate: lambda x: x,                     # real dtypes only: the IR has no complex
+    np.conjugate: lambda x: x,                     # real loops; complex: complex_numbers
     np.isfinite: _isfinite,
     np.isnan: _isnan,
     np.isinf: _isinf,
@@ -192,7 +192,7 @@ def _resolve(ufunc: np.ufunc, inputs, dtype) -> tuple[np.dtype, ...]:
 
 def lower_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
     """`ufunc.method(*inputs, **kwargs)` where some input is a Tracer."""
-    from . import linalg, reductions
+    from . import complex_numbers, linalg, reductions
     name = ufunc.__name__
     if method == "reduce":
         return reductions.ufunc_reduce(ufunc, *inputs, **kwargs)
@@ -230,6 +230,11 @@ def lower_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
     if rule is None:
         return unsupported(ufunc, inputs, {} if dtype is None else {"dtype": dtype})
     loop = _resolve(ufunc, inputs, dtype)
+    if any(np.dtype(t).kind == "c" for t in loop[:ufunc.nin]):
+        rule = complex_numbers.complex_rule(ufunc)
+        if rule is None:
+            return complex_numbers.unsupported_loop(
+                ufunc, inputs, {} if dtype is None else {"dtype": dtype}, loop[0])
     nodes, _ = operands(inputs, list(loop[:ufunc.nin]))
     return mark_weak(wrap(B.convert(rule(*nodes), loop[ufunc.nin])), inputs)
 
@@ -257,6 +262,9 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
     high = None if high is np._NoValue else high
     bounds = [b for b in (low, high) if b is not None]
     dtype = result_type(a, *bounds)
+    if dtype.kind == "c":                # NumPy's lexicographic clip: run by NumPy
+        from .complex_numbers import unsupported_loop
+        return unsupported_loop(np.clip, (a, low, high), {}, dtype)
     nodes, _ = operands([a, *bounds], dtype)
     out_node = nodes[0]
     if low is not None:                  # NumPy: minimum(maximum(a, low), high)
@@ -271,6 +279,9 @@ def round_(a, decimals=0, out=None):
     if out is not None:
         return inplace.assign(inplace.destination(out, "np.round"), round_(a, decimals))
     x = to_node(a)
+    if x.dtype.kind == "c":              # rounds both parts: run by NumPy
+        from .complex_numbers import unsupported_loop
+        return unsupported_loop(np.round, (a, decimals), {}, x.dtype)
     if x.dtype.kind not in "fc":
         if decimals >= 0:
             return wrap(x)

@@ -38,9 +38,99 @@ export function svg<K extends keyof SVGElementTagNameMap>(
   return node;
 }
 
-/** A <title> child: the tooltip a browser shows on hover. */
-export function tooltip(parent: SVGElement, text: string): void {
-  parent.appendChild(svg('title', {}, text));
+/** The attribute holding an element's hover text. */
+export const TIP_ATTRIBUTE = 'data-xlanb-tip';
+
+/**
+ * Give an element hover text.  The text is shown in the page's DOM (one shared
+ * `.xlanb-tooltip` element, see `enableTooltips`), not as a native SVG <title>, so it
+ * follows the theme and tests can read it.
+ */
+export function tooltip(target: Element, text: string): void {
+  target.setAttribute(TIP_ATTRIBUTE, text);
+}
+
+/** The one floating tooltip element of the page, made on first use. */
+let tipNode: HTMLElement | null = null;
+
+function tipElement(): HTMLElement {
+  if (!tipNode || !tipNode.isConnected) {
+    tipNode = html('div', 'xlanb-tooltip');
+    tipNode.setAttribute('role', 'tooltip');
+    tipNode.hidden = true;
+    document.body.appendChild(tipNode);
+  }
+  return tipNode;
+}
+
+/** Hide the tooltip (when the pointer leaves, or a view is redrawn). */
+export function hideTooltip(): void {
+  if (tipNode) {
+    tipNode.hidden = true;
+  }
+}
+
+/** Place the tooltip near the pointer, inside the window. */
+function placeTooltip(tip: HTMLElement, x: number, y: number): void {
+  const gap = 14;
+  const width = tip.offsetWidth;
+  const height = tip.offsetHeight;
+  const left = x + gap + width > window.innerWidth ? Math.max(4, x - gap - width) : x + gap;
+  const top = y + gap + height > window.innerHeight ? Math.max(4, y - gap - height) : y + gap;
+  tip.style.left = `${left}px`;
+  tip.style.top = `${top}px`;
+}
+
+/**
+ * Show the hover text of any element under `root` that has one, while the pointer is
+ * over it (event delegation: views only call `tooltip`).
+ */
+export function enableTooltips(root: HTMLElement): void {
+  root.addEventListener('pointerover', event => {
+    const target = (event.target as Element | null)?.closest?.(`[${TIP_ATTRIBUTE}]`);
+    const text = target && root.contains(target) ? target.getAttribute(TIP_ATTRIBUTE) : null;
+    if (!text) {
+      hideTooltip();
+      return;
+    }
+    const tip = tipElement();
+    tip.textContent = text;
+    tip.hidden = false;
+    placeTooltip(tip, event.clientX, event.clientY);
+  });
+  root.addEventListener('pointermove', event => {
+    if (tipNode && !tipNode.hidden) {
+      placeTooltip(tipNode, event.clientX, event.clientY);
+    }
+  });
+  root.addEventListener('pointerleave', hideTooltip);
+  root.addEventListener('pointerdown', hideTooltip);
+}
+
+/**
+ * Draw `draw(width)` into `host` at the host's width, and again when that width
+ * changes (a hidden tab has no width: it is drawn when first shown).
+ */
+export function fillWidth(
+  host: HTMLElement,
+  draw: (width: number) => Element,
+  fallback = 760
+): void {
+  let drawn = 0;
+  const render = (width: number): void => {
+    drawn = width;
+    host.replaceChildren(draw(width));
+  };
+  render(fallback);
+  if (typeof ResizeObserver === 'undefined') {
+    return;
+  }
+  new ResizeObserver(entries => {
+    const width = Math.floor(entries[entries.length - 1].contentRect.width);
+    if (width > 200 && Math.abs(width - drawn) > 4) {
+      render(width);
+    }
+  }).observe(host);
 }
 
 /** A paragraph saying there is nothing to show. */

@@ -4,7 +4,9 @@
  * Nodes are coloured by their first kernel (one colour per fusion group); edges whose
  * value stays in registers inside a kernel are dashed, edges through memory solid.
  * Hover a node for its op, shape and dtype; click it (or a legend entry) to show its
- * kernel's source under the graph; wheel zooms and dragging pans (the SVG viewBox).
+ * kernel's source under the graph; dragging pans (the SVG viewBox).  As in map widgets,
+ * the wheel scrolls the page until the user clicks into the graph (or holds Ctrl, Alt or
+ * Cmd); then it zooms, until a click outside the graph.
  */
 import dagre from '@dagrejs/dagre';
 
@@ -94,6 +96,20 @@ class GraphView {
     const used = new Set(edges.flatMap(e => [e.src, e.dst]));
     const nodes = all.filter(n => n.op !== 'parameter' || used.has(n.id) || outputs.has(n.id));
     const names = nodeNames(all, report.param_names ?? []);
+    const outputNames = report.graph?.output_names ?? [];
+    const outputLabel = new Map<number, string>();
+    (report.graph?.outputs ?? []).forEach((id, i) => {
+      const known = outputNames[i];
+      const previous = outputLabel.get(id);
+      const label = known ?? (previous === undefined ? 'out' : '');
+      if (label) {
+        outputLabel.set(id, previous && previous !== 'out' ? `${previous}, ${label}` : label);
+      }
+    });
+    const firstLine = (n: IGraphNode): string => {
+      const text = names.get(n.id) ?? n.op;
+      return outputLabel.has(n.id) ? `${text} \u2192 ${outputLabel.get(n.id)}` : text;
+    };
     const kernelNames = (report.kernels ?? []).map(k => k.name);
     for (const n of nodes) {
       for (const k of n.kernels) {
@@ -109,8 +125,7 @@ class GraphView {
     g.setGraph({ rankdir: 'TB', nodesep: 18, ranksep: 34, marginx: 12, marginy: 12 });
     g.setDefaultEdgeLabel(() => ({}));
     for (const n of nodes) {
-      const text = names.get(n.id) ?? n.op;
-      const first = outputs.has(n.id) ? `${text} \u2192 out` : text;
+      const first = firstLine(n);
       const width = Math.max(64, CHAR_WIDTH * Math.max(first.length, detail(n).length) + 18);
       g.setNode(String(n.id), { width, height: NODE_HEIGHT });
     }
@@ -139,8 +154,8 @@ class GraphView {
         'span',
         'xlanb-graph-hint',
         `${plural(nodes.length, 'node')}, ${plural(kernelNames.length, 'kernel')}; ` +
-          'wheel to zoom, drag to ' +
-          'pan, click a node for its kernel'
+          'click into the graph (or hold Ctrl) to zoom with the wheel, drag to pan, ' +
+          'click a node for its kernel'
       )
     );
     host.appendChild(toolbar);
@@ -151,9 +166,9 @@ class GraphView {
       class: 'xlanb-graph-svg',
       width: '100%',
       height: Math.min(Math.max(height, 120), 560),
-      role: 'img'
+      role: 'img',
+      'aria-label': `Graph of ${report.name}`
     });
-    this._svg.appendChild(svg('title', {}, `Graph of ${report.name}`));
     const defs = svg('defs');
     const marker = svg('marker', {
       id,
@@ -224,7 +239,7 @@ class GraphView {
         svg(
           'text',
           { x: box.width / 2, y: 15, class: 'xlanb-node-op' },
-          outputs.has(n.id) ? `${name} \u2192 out` : name
+          firstLine(n)
         )
       );
       group.appendChild(
@@ -240,11 +255,18 @@ class GraphView {
     }
     this._svg.appendChild(nodeLayer);
     this._setBox(this._box);
-    this._listen();
 
-    const frame = html('div', 'xlanb-graph-frame');
-    frame.appendChild(this._svg);
-    host.appendChild(frame);
+    this._frame = html('div', 'xlanb-graph-frame');
+    this._frame.appendChild(this._svg);
+    this._wheelHint = html(
+      'div',
+      'xlanb-graph-wheel-hint',
+      'Click into the graph, or hold Ctrl, to zoom with the wheel'
+    );
+    this._wheelHint.hidden = true;
+    this._frame.appendChild(this._wheelHint);
+    host.appendChild(this._frame);
+    this._listen();
     host.appendChild(this._legend(kernelNames, nodes.some(n => n.kernels.length > 1)));
     this._detail = html('div', 'xlanb-graph-detail');
     this._detail.appendChild(
@@ -358,11 +380,41 @@ class GraphView {
     return m && m.a > 0 ? m.a : 1;
   }
 
-  /** Wheel zooms around the pointer; dragging pans. */
+  /** Whether the wheel zooms (after a click into the graph) or scrolls the page. */
+  private _setActive(active: boolean): void {
+    this._active = active;
+    this._frame.classList.toggle('xlanb-graph-active', active);
+    this._frame.dataset.active = String(active);
+    if (active) {
+      this._wheelHint.hidden = true;
+    }
+  }
+
+  /** Say how to zoom, for a moment, when the wheel scrolled past the graph. */
+  private _showWheelHint(): void {
+    this._wheelHint.hidden = false;
+    window.clearTimeout(this._hintTimer);
+    this._hintTimer = window.setTimeout(() => (this._wheelHint.hidden = true), 1500);
+  }
+
+  /** Wheel zooms around the pointer once the graph is active (or with Ctrl); dragging pans. */
   private _listen(): void {
+    this._setActive(false);
+    const outside = (event: PointerEvent): void => {
+      if (!this._frame.isConnected) {
+        document.removeEventListener('pointerdown', outside, true);
+      } else if (!this._frame.contains(event.target as Node)) {
+        this._setActive(false);
+      }
+    };
+    document.addEventListener('pointerdown', outside, true);
     this._svg.addEventListener(
       'wheel',
       event => {
+        if (!this._active && !(event.ctrlKey || event.metaKey || event.altKey)) {
+          this._showWheelHint();                  // the page scrolls
+          return;
+        }
         event.preventDefault();
         const m = this._svg.getScreenCTM();
         let at: IPoint | undefined;
@@ -378,6 +430,7 @@ class GraphView {
       if (event.button !== 0) {
         return;
       }
+      this._setActive(true);
       const start = { x: event.clientX, y: event.clientY };
       const from = { ...this._box };
       const perUnit = this._pixelsPerUnit();
@@ -405,6 +458,10 @@ class GraphView {
 
   private _report: IReport;
   private _svg: SVGSVGElement;
+  private _frame: HTMLElement;
+  private _wheelHint: HTMLElement;
+  private _active = false;
+  private _hintTimer = 0;
   private _detail: HTMLElement;
   private _home: IBox;
   private _box: IBox;

@@ -8,7 +8,7 @@
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
-import { html } from './dom';
+import { enableTooltips, hideTooltip, html } from './dom';
 import { graph } from './graph';
 import { ir } from './ir';
 import { kernels } from './kernels';
@@ -47,12 +47,14 @@ export class ReportView extends Widget implements IRenderMime.IRenderer {
     super();
     this._mimeType = options.mimeType;
     this.addClass(CLASS_NAME);
+    enableTooltips(this.node);
   }
 
   /**
    * Render the report: headline, tab bar and one panel per tab.
    */
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    hideTooltip();
     const report = model.data[this._mimeType] as unknown as IReport;
     if (!report || typeof report !== 'object' || report.version !== 1) {
       this.node.replaceChildren(

@@ -71,7 +71,13 @@ export interface IReport {
     argument_bytes?: number;
     output_bytes?: number;
   };
-  graph?: { nodes?: IGraphNode[]; edges?: IGraphEdge[]; outputs?: number[] };
+  graph?: {
+    nodes?: IGraphNode[];
+    edges?: IGraphEdge[];
+    outputs?: number[];
+    /** The user's name of each output (parallel to `outputs`), where known. */
+    output_names?: (string | null)[];
+  };
   timings?: {
     fused_seconds?: number;
     unfused_seconds?: number;
@@ -89,6 +95,13 @@ export interface IReport {
     fallback_breaks?: number;
   };
   compare?: ICompare | null;
+  /** The `%%xla` cell that was compiled, with the options (flags) it ran with. */
+  cell?: {
+    filename?: string;
+    inputs?: string[];
+    outputs?: string[];
+    options?: { target?: string; fusion?: boolean; repeat?: number; compare?: boolean };
+  } | null;
   fallback?: {
     breaks: { what: string; location: string | null; reason: string }[];
   } | null;

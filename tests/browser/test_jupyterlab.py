@@ -2,15 +2,18 @@
 
 One notebook is opened and run once per module (JupyterLab, a kernel, Numba compiles);
 the tests then read the rendered report's DOM: its tabs, the graph (one colour per fusion
-group, nodes, fused and memory edges, hover text, click for kernel source, zoom and pan),
-the charts, the `%%xla` cell's Python highlighting, the "Run cell with XLA comparison"
-command and the dark theme.  Screenshots go to each test's tmp folder and to
-/tmp/xlanb-screens.  The expected numbers come from the report data the kernel sent
+group, nodes, fused and memory edges, the user's names, hover text shown in the DOM,
+click for kernel source, zoom and pan), the wheel scrolling the notebook until the graph
+is clicked into, the timing chart (one axis, round ticks, bars proportional to their
+values, labels that follow the flags), the `%%xla` cell's Python highlighting, the "Run
+cell with XLA comparison" command and the dark theme.  Screenshots of every tab in both
+themes go to each test's tmp folder and to /tmp/xlanb-screens.  The expected numbers come from the report data the kernel sent
 (read from the notebook model), checked against what this cell must compile to.
 """
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +36,13 @@ CELLS = [
     "t = np.exp(w - s) * 2.0",
     "q = np.sqrt(x * x + y * y)\n"
     "r = q.max()",
+    # the same kind of cell without fusion: its report must not say "fused"
+    "%%xla --no-fusion --compare\n"
+    "v = x * 2.0 + 1.0",
+    # long enough that the notebook scrolls
+    "\n".join(f"# line {i}" for i in range(80)),
 ]
+NO_FUSION = 3
 
 KERNEL_IDLE = """() => {
   const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
@@ -146,20 +155,108 @@ def test_graph_has_one_colour_per_fusion_group(notebook):
     assert graph.locator("g.xlanb-node-output").count() == len(set(report["graph"]["outputs"]))
 
 
+TIP = "data-xlanb-tip"
+
+
+def hover_text(page, locator) -> str:
+    """Hover `locator` and return the text of the tooltip shown in the page's DOM."""
+    page.mouse.move(0, 0)
+    locator.hover()
+    tip = page.locator(".xlanb-tooltip")
+    tip.wait_for(state="visible")
+    return tip.inner_text()
+
+
+def test_graph_names_and_dom_tooltips(notebook, screens):
+    page, report = notebook
+    out = cell(page, 1)
+    graph = out.locator(".xlanb-graph-svg")
+    assert graph.locator("title").count() == 0          # no native SVG tooltips
+    exp = graph.locator("g.xlanb-node[data-op='exponential']")
+    text = hover_text(page, exp)
+    assert "op: exponential" in text and "shape: (1000,)" in text
+    assert "dtype: float64" in text and "kernel: fusion.0" in text
+    # the notebook location names the cell (In[2]) and the line, not a file
+    assert "at: cell [2], line 3" in text, text
+    tip = page.locator(".xlanb-tooltip")
+    box, tip_box = exp.bounding_box(), tip.bounding_box()
+    assert abs(tip_box["x"] - (box["x"] + box["width"] / 2)) < 400   # near the pointer
+    out.screenshot(path=screens / "light-graph-tooltip.png")
+    page.mouse.move(0, 0)
+    tip.wait_for(state="hidden")
+    inputs = graph.locator("g.xlanb-node[data-op='parameter']")
+    tips = [inputs.nth(i).get_attribute(TIP) for i in range(inputs.count())]
+    assert sorted(t.splitlines()[0] for t in tips) == [
+        "op: parameter (x)", "op: parameter (y)", "op: parameter (z)"]
+    # output nodes carry the user's names: w, s and t are the cell's outputs
+    names = {report["graph"]["output_names"][i]: node
+             for i, node in enumerate(report["graph"]["outputs"])}
+    assert set(names) == {"w", "s", "t"}
+    for name, node in names.items():
+        label = graph.locator(f"g.xlanb-node[data-node='{node}'] .xlanb-node-op")
+        assert label.text_content().endswith(f"\u2192 {name}"), label.text_content()
+    assert "\u2192 out" not in graph.text_content()
+    # fusion decisions in humanized units and grammar
+    decisions = " ".join(d for k in report["kernels"] for d in k.get("decisions", []))
+    assert " bytes" not in decisions and "1 users" not in decisions, decisions
+    assert page.errors == []
+
+
+def notebook_scroller(page):
+    """The element that scrolls the notebook (JupyterLab's windowed list)."""
+    return cell(page, 1).element_handle().evaluate_handle("""e => {
+      for (let n = e.parentElement; n; n = n.parentElement) {
+        const style = getComputedStyle(n);
+        if (/(auto|scroll)/.test(style.overflowY) && n.scrollHeight > n.clientHeight) {
+          return n;
+        }
+      }
+      return null;
+    }""")
+
+
+def test_wheel_scrolls_the_notebook_until_the_graph_is_clicked(notebook, screens):
+    page, _ = notebook
+    out = cell(page, 1)
+    graph = out.locator(".xlanb-graph-svg")
+    scroller = notebook_scroller(page)
+    assert scroller.evaluate("n => n !== null"), "the notebook does not scroll"
+    scroller.evaluate("n => { n.scrollTop = 0; }")
+    graph.scroll_into_view_if_needed()
+    home = graph.get_attribute("viewBox")
+    top = scroller.evaluate("n => n.scrollTop")
+    box = graph.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 100))
+    page.mouse.wheel(0, 300)
+    page.wait_for_function("([n, top]) => n.scrollTop > top", arg=[scroller, top])
+    assert graph.get_attribute("viewBox") == home             # the graph did not zoom
+    hint = out.locator(".xlanb-graph-wheel-hint")
+    hint.wait_for(state="visible")                            # it says how to zoom
+    assert "Ctrl" in hint.text_content()
+    assert out.locator(".xlanb-graph-frame").get_attribute("data-active") == "false"
+    # with Ctrl held the wheel zooms the graph and the notebook stays put
+    graph.scroll_into_view_if_needed()
+    box = graph.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    top = scroller.evaluate("n => n.scrollTop")
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, -200)
+    page.keyboard.up("Control")
+    page.wait_for_function("([svg, home]) => svg.getAttribute('viewBox') !== home",
+                           arg=[graph.element_handle(), home])
+    assert scroller.evaluate("n => n.scrollTop") == top
+    out.locator(".xlanb-graph-toolbar button", has_text="Fit").click()
+    assert page.errors == []
+
+
 def test_graph_hover_click_zoom_and_pan(notebook, screens):
     page, report = notebook
     out = cell(page, 1)
     graph = out.locator(".xlanb-graph-svg")
     exp = graph.locator("g.xlanb-node[data-op='exponential']")
-    title = exp.locator("title").text_content()
-    assert "op: exponential" in title and "shape: (1000,)" in title
-    assert "dtype: float64" in title and "kernel: fusion.0" in title
-    inputs = graph.locator("g.xlanb-node[data-op='parameter'] title").all_text_contents()
-    assert sorted(t.splitlines()[0] for t in inputs) == [
-        "op: parameter (x)", "op: parameter (y)", "op: parameter (z)"]
-    exp.hover()
-
-    exp.click()
+    graph.scroll_into_view_if_needed()
+    exp.click()                                       # also makes the wheel zoom
+    assert out.locator(".xlanb-graph-frame").get_attribute("data-active") == "true"
     detail = out.locator(".xlanb-graph-detail .xlanb-kernel[data-kernel='fusion.0']")
     source = next(k["source"] for k in report["kernels"] if k["name"] == "fusion.0")
     assert detail.locator("pre").text_content() == source
@@ -189,19 +286,80 @@ def test_graph_hover_click_zoom_and_pan(notebook, screens):
     out.screenshot(path=screens / "light-graph-zoomed.png")
     out.locator(".xlanb-graph-toolbar button", has_text="Fit").click()
     assert view_box() == pytest.approx(home)
+    # a click outside the graph gives the wheel back to the page
+    out.locator(".xlanb-headline").click()
+    assert out.locator(".xlanb-graph-frame").get_attribute("data-active") == "false"
     assert page.errors == []
+
+
+def timing_bars(panel) -> list[dict]:
+    """Every bar of the timing chart: label, seconds and drawn width in pixels."""
+    return panel.locator(".xlanb-timing-chart").evaluate(
+        "svg => [...svg.querySelectorAll('rect.xlanb-bar')].map(r => ({label: "
+        "r.dataset.label, seconds: parseFloat(r.dataset.seconds), width: "
+        "r.getBoundingClientRect().width}))")
+
+
+def test_timing_bars_share_one_axis(notebook, screens):
+    page, report = notebook
+    timing = show_tab(page, "Timing")
+    chart = timing.locator(".xlanb-timing-chart")
+    labels = chart.locator(".xlanb-chart-label").all_text_contents()
+    assert labels[:4] == ["time (µs)", "xlanb (fused)", "op by op", "NumPy"] or \
+        labels[:4] == ["time (ms)", "xlanb (fused)", "op by op", "NumPy"], labels
+    bars = timing_bars(timing)
+    compare = report["compare"]
+    by_label = {b["label"]: b for b in bars}
+    assert by_label["xlanb (fused)"]["seconds"] == pytest.approx(compare["xlanb_seconds"])
+    assert by_label["NumPy"]["seconds"] == pytest.approx(compare["numpy_seconds"])
+    # one scale for every bar of every section: width / seconds is the same constant
+    chart_width = chart.bounding_box()["width"]
+    assert chart_width > 900                                  # the chart fills the output
+    scale = max(b["width"] for b in bars) / max(b["seconds"] for b in bars)
+    for b in bars:
+        assert b["width"] == pytest.approx(b["seconds"] * scale, abs=0.75), b
+    # per-kernel measured bars, the op-by-op split and the named gap
+    for k in report["kernels"]:
+        assert f"{k['name']} measured" in by_label and f"{k['name']} predicted" in by_label
+    timings = report["timings"]
+    kernel_sum = sum(timings["kernels"].values())
+    if kernel_sum <= timings["fused_seconds"]:
+        gap = by_label["driver, allocation, Python"]
+        assert gap["seconds"] == pytest.approx(timings["fused_seconds"] - kernel_sum)
+    assert "driver, allocation, Python" in timing.locator(".xlanb-note").text_content() or \
+        "more than the whole call" in timing.locator(".xlanb-note").text_content()
+    assert set(timings["unfused_ops"]) <= set(by_label)
+    # round ticks: equal steps of 1, 2 or 5 times a power of ten
+    ticks = [float(t) for t in chart.locator(".xlanb-axis-label").all_text_contents()]
+    steps = {round(b - a, 9) for a, b in zip(ticks, ticks[1:])}
+    assert ticks[0] == 0 and len(steps) == 1, ticks
+    step = steps.pop()
+    mantissa = step / 10 ** math.floor(math.log10(step))
+    assert round(mantissa, 6) in (1, 2, 5), ticks
+    # hover a segment: its tooltip is in the DOM
+    text = hover_text(page, chart.locator("rect.xlanb-bar").first)
+    assert text.startswith("xlanb (fused):")
+    page.mouse.move(0, 0)
+    cell(page, 1).screenshot(path=screens / "light-timing.png")
+    assert page.errors == []
+
+
+def test_no_fusion_report_never_says_fused(notebook, screens):
+    page, _ = notebook
+    report = page.evaluate(REPORT_DATA, NO_FUSION)
+    assert report["cell"]["options"]["fusion"] is False
+    out = cell(page, NO_FUSION).locator(".xlanb-report")
+    out.locator(".xlanb-tab[data-tab='Timing']").click()
+    panel = out.locator(".xlanb-panel-timing")
+    panel.wait_for(state="visible")
+    assert "fused" not in panel.locator(".xlanb-timing-chart").text_content()
+    assert "xlanb (no fusion)" in panel.locator(".xlanb-chart-label").all_text_contents()
+    cell(page, NO_FUSION).screenshot(path=screens / "light-timing-no-fusion.png")
+    out.locator(".xlanb-tab[data-tab='Graph']").click()
 
 
 def test_timing_memory_timeline_ir_and_kernel_tabs(notebook, screens):
     page, report = notebook
-    timing = show_tab(page, "Timing")
-    assert timing.locator(".xlanb-timing-total rect.xlanb-bar").count() == 3
-    assert timing.locator(".xlanb-timing-total .xlanb-chart-label").all_text_contents() == [
-        "xlanb (fused)", "op by op", "NumPy"]
-    assert timing.locator(".xlanb-timing-kernels rect.xlanb-bar").count() == 2 * len(
-        report["kernels"])
-    cell(page, 1).screenshot(path=screens / "light-timing.png")
-
     memory = show_tab(page, "Memory")
     assert memory.locator("rect.xlanb-bar").count() == 4
     assert "fusion saves" in memory.locator(".xlanb-chart-title").text_content()
@@ -218,8 +376,17 @@ def test_timing_memory_timeline_ir_and_kernel_tabs(notebook, screens):
     assert kernels.locator(".xlanb-kernel pre").all_text_contents() == [
         k["source"] for k in report["kernels"]]
     cell(page, 1).screenshot(path=screens / "light-kernels.png")
-    show_tab(page, "Graph")
+    screenshot_tabs(page, screens, "light")
     assert page.errors == []
+
+
+def screenshot_tabs(page, screens, theme: str) -> None:
+    """A screenshot of every tab of the first report, as a user sees it."""
+    for name in TABS:
+        show_tab(page, name)
+        page.mouse.move(0, 0)
+        cell(page, 1).screenshot(path=screens / f"{theme}-{name.lower()}.png")
+    show_tab(page, "Graph")
 
 
 def test_xla_cell_is_highlighted_as_python(notebook):
@@ -286,9 +453,7 @@ def test_dark_theme(notebook, screens):
         "e => getComputedStyle(e).backgroundColor")
     assert _luminance(background) < 0.5, background
     out.screenshot(path=screens / "dark-graph-cell.png")
-    show_tab(page, "Timing")
-    out.screenshot(path=screens / "dark-timing.png")
-    show_tab(page, "Graph")
+    screenshot_tabs(page, screens, "dark")
     page.evaluate(
         "() => window.jupyterapp.commands.execute('apputils:change-theme', "
         "{theme: 'JupyterLab Light'})")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import sys
 
-from .report import format_bytes, format_seconds, plural
+from .report import format_bytes, format_seconds, output_labels, plural, run_label
 
 CATEGORY_COLOURS = {"trace": "#4c72b0", "pass": "#55a868", "fusion": "#dd8452",
                     "codegen": "#8172b3", "compile": "#c44e52", "other": "#8c8c8c"}
@@ -173,6 +173,7 @@ def plot_graph(data: dict):
     from matplotlib.patches import Patch
     g, nodes = graph_layers(data)
     outputs = set((data.get("graph") or {}).get("outputs", []))
+    out_names = output_labels(data)
     unused = [n for n in g if nodes[n]["op"] == "parameter" and g.degree(n) == 0
               and n not in outputs]
     g.remove_nodes_from(unused)                         # inputs no op reads
@@ -207,7 +208,7 @@ def plot_graph(data: dict):
         shared |= len(kernels) > 1
         label = node_label(node, data.get("param_names") or [], param_index)
         if n in outputs:
-            label += " \u2192 out"
+            label += f" \u2192 {out_names.get(n, 'out')}"
         x, y = pos[n]
         ax.text(x, y, label, ha="center", va="center", fontsize=6 if small else 8,
                 zorder=3, bbox=dict(boxstyle="round,pad=0.35",
@@ -261,7 +262,7 @@ def plot_timing(data: dict):
         totals.append(("op by op\n(interpreter)", unfused, "#dd8452"))
     fused = compare.get("xlanb_seconds", timings.get("fused_seconds"))
     if fused is not None:
-        totals.append(("xlanb\n(fused)", fused, "#4c72b0"))
+        totals.append((run_label(data).replace(" (", "\n("), fused, "#4c72b0"))
     if not totals:
         _empty(fig, left, "whole-program time not measured\n(%%xla --compare measures "
                           "it;\nin a script: executable.profile(args))")
@@ -278,7 +279,8 @@ def plot_timing(data: dict):
             left.text(seconds * scale, i, "  " + text, va="center", fontsize=7)
         left.set_xlim(0, max(t[1] for t in totals) * scale * 1.55)
         left.set_xlabel(f"time per call ({unit}, median)")
-        left.set_title("Whole program (\u00d7 = times the fused time)", fontsize=10)
+        left.set_title(f"Whole program (\u00d7 = times the {run_label(data)} time)",
+                       fontsize=10)
         left.grid(axis="x", alpha=0.3)
     measured = timings.get("kernels", {})
     if not kernels:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 from typing import Any
 
 import numpy as np
@@ -44,6 +46,7 @@ class Report:
         for key in ("cell", "compare", "fallback"):
             data.setdefault(key, None)
         data.setdefault("param_names", [])
+        humanize(data, cell_numbers())
         data["summary"] = summarize(data)
         self.data = jsonable(data)
         self._pngs: dict[str, bytes] = {}
@@ -138,6 +141,10 @@ def report_data(source: Any) -> dict:
     if isinstance(source, Compiled):
         data = source.report.to_dict()
         data["ir"] = source.as_text()
+        if data.get("graph"):
+            names = output_names(source.traced.out_tree)
+            data["graph"]["output_names"] = names + [None] * (
+                len(data["graph"].get("outputs", [])) - len(names))
         return data
     if isinstance(source, JitFunction):
         if source._autocluster is not None:
@@ -199,6 +206,73 @@ def autocluster_data(jitted) -> dict:
     data["ir"] = "\n".join(irs)
     data["fallback"] = fallback_data(clusterer.report)
     return data
+
+
+def output_names(out_tree) -> list[str | None]:
+    """The user's name of each output leaf, in `out_tree` order: a returned dict's keys
+    (`mean`), then indices and nested keys (`[0]`, `grads['w']`); None for a lone leaf."""
+    from xlanb.pytree import DICT, LEAF, NAMEDTUPLE
+
+    names: list[str | None] = []
+
+    def walk(tree, path: str) -> None:
+        if tree.kind == LEAF:
+            names.append(path or None)
+        elif tree.kind == DICT:
+            for key, child in zip(tree.meta[1], tree.children):
+                walk(child, f"{path}[{key!r}]" if path else str(key))
+        elif tree.kind == NAMEDTUPLE:
+            for field, child in zip(tree.meta._fields, tree.children):
+                walk(child, f"{path}.{field}" if path else field)
+        else:
+            for i, child in enumerate(tree.children):
+                walk(child, f"{path}[{i}]")
+
+    walk(out_tree, "")
+    return names
+
+
+# -- humanizing ---------------------------------------------------------------------------
+_XLA_CELL = re.compile(r"<xla-cell-(\d+)(?:\.\d+)?>:(\d+)")
+_PY_FILE_LINE = re.compile(r"((?:[^\s:()<>]*/)?([^\s/:()<>]+\.py)):(\d+)")
+_BYTES = re.compile(r"\b(\d+) bytes\b")
+_USERS = re.compile(r"\b1 users\b")
+
+
+def cell_numbers() -> dict[str, int]:
+    """{file name of a notebook cell's code: its In[N]}, from the running IPython (ipykernel
+    compiles each cell from a temporary file named by a hash of its text); {} elsewhere."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return {}
+    shell = get_ipython()
+    names = getattr(getattr(shell, "compile", None), "_filename_map", None) or {}
+    return {os.path.basename(str(name)): number for name, number in names.items()}
+
+
+def humanize_text(text: str, cells: dict[str, int]) -> str:
+    """Byte counts as KiB/MiB, "1 user", and notebook locations as "cell [12], line 3"."""
+    text = _XLA_CELL.sub(lambda m: f"cell [{m[1]}], line {m[2]}", text)
+    if cells:
+        text = _PY_FILE_LINE.sub(
+            lambda m: f"cell [{cells[m[2]]}], line {m[3]}" if m[2] in cells else m[0], text)
+    text = _BYTES.sub(lambda m: format_bytes(int(m[1])), text)
+    return _USERS.sub("1 user", text)
+
+
+def humanize(data: dict, cells: dict[str, int]) -> None:
+    """Rewrite, in place, what people read in the report: locations, decisions, breaks."""
+    for node in (data.get("graph") or {}).get("nodes", []):
+        if node.get("loc"):
+            node["loc"] = humanize_text(node["loc"], cells)
+    for kernel in data.get("kernels", []):
+        for key in ("decisions", "locations"):
+            if kernel.get(key):
+                kernel[key] = [humanize_text(t, cells) for t in kernel[key]]
+    for b in (data.get("fallback") or {}).get("breaks", []):
+        if b.get("location"):
+            b["location"] = humanize_text(b["location"], cells)
 
 
 def fallback_data(auto_report) -> dict:
@@ -272,6 +346,27 @@ def format_bytes(count: float | None) -> str:
     return f"{int(count)} B"
 
 
+def run_label(data: dict) -> str:
+    """The compiled run's name as its flags say: "xlanb (no fusion)" for a --no-fusion
+    cell, "xlanb (fused)" when a kernel fused ops, else "xlanb"."""
+    options = (data.get("cell") or {}).get("options") or {}
+    if options.get("fusion") is False:
+        return "xlanb (no fusion)"
+    if any(len(k.get("ops", [])) > 1 for k in data.get("kernels", [])):
+        return "xlanb (fused)"
+    return "xlanb"
+
+
+def output_labels(data: dict) -> dict[int, str]:
+    """{output node id: the user's name(s) for it}, for outputs the report names."""
+    graph = data.get("graph") or {}
+    labels: dict[int, list[str]] = {}
+    for node, name in zip(graph.get("outputs", []), graph.get("output_names") or []):
+        if name:
+            labels.setdefault(node, []).append(name)
+    return {node: ", ".join(names) for node, names in labels.items()}
+
+
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
@@ -299,7 +394,8 @@ def timing_lines(data: dict) -> list[str]:
         lines.append(f"results {verdict} with {compare.get('reference', 'op by op')} "
                      f"(max abs diff {compare.get('max_abs_diff', 0):.3g})")
     elif timings.get("fused_seconds") is not None:
-        lines.append(f"time: fused {format_seconds(timings['fused_seconds'])}, op by op "
+        lines.append(f"time: {run_label(data)} {format_seconds(timings['fused_seconds'])}, "
+                     f"op by op "
                      f"{format_seconds(timings.get('unfused_seconds'))} "
                      f"({_ratio(data['summary']['speedup'])})")
     return lines

@@ -361,3 +361,31 @@ def test_seeded_generator_made_inside_is_compiled():
         rng = np.random.default_rng(0)      # NumPy's compiled code allocates through np.empty
         return x + rng.normal(size=3)
     np.testing.assert_array_equal(xlanb.jit(f)(np.zeros(3)), f(np.zeros(3)))
+
+
+# -- complex parts as views ---------------------------------------------------------------
+
+def _write_parts(z):
+    z.real[1:] = 0
+    z.imag *= 2
+    part = z.real
+    part += 1
+    return z.imag.sum() + z.real.sum()
+
+
+def _assign_parts(z):
+    z.real = z.imag
+    return z
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [_write_parts, _assign_parts])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_real_and_imag_are_writable_views(fn, dtype, mode):
+    assert_same_call(fn, (np.array([1 + 2j, 3 - 1j, 2 + 2j], dtype),), mode)
+
+
+def test_imag_of_a_real_array_is_read_only_zeros():
+    def f(x):
+        return x.imag.sum() + x.real.sum()
+    assert_same_call(f, (np.arange(3.0),))

@@ -291,8 +291,32 @@ class Tracer:
     nbytes = property(lambda self: self.node.nbytes)
     T = property(lambda self: np.transpose(self))
     mT = property(lambda self: np.swapaxes(self, -1, -2))
-    real = property(lambda self: self if self.dtype.kind != "c" else
-                    _unsupported_attribute(self, "real"))
+    @property
+    def real(self) -> "Tracer":
+        """A view (writes reach this array), as NumPy's `z.real`."""
+        if self.dtype.kind != "c":
+            return self
+        from .views import PartStep
+        return self.view(PartStep("real"))
+
+    @real.setter
+    def real(self, value) -> None:
+        self.real[...] = value
+
+    @property
+    def imag(self) -> "Tracer":
+        """A view for complex arrays; read-only zeros for real ones, as in NumPy."""
+        if self.dtype.kind != "c":
+            zeros = self.context.wrap(builder.broadcast(
+                builder.constant(np.zeros((), self.dtype)), self.shape))
+            zeros.writeable = False
+            return zeros
+        from .views import PartStep
+        return self.view(PartStep("imag"))
+
+    @imag.setter
+    def imag(self, value) -> None:
+        self.imag[...] = value
 
     def __repr__(self) -> str:
         return f"Tracer<{type_str(self.dtype, self.shape)}>"
@@ -381,10 +405,6 @@ class Tracer:
         if name.startswith("_") or not hasattr(np.ndarray, name):
             raise AttributeError(f"'Tracer' object has no attribute {name!r}")
         return lowering.ndarray_fallback(self, name)
-
-
-def _unsupported_attribute(tracer: Tracer, name: str):
-    return lowering.ndarray_fallback(tracer, name)
 
 
 def _static_indices(static_argnums, nargs: int) -> frozenset[int]:

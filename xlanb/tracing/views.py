@@ -186,3 +186,27 @@ def apply_steps(array: np.ndarray, steps: Sequence[ViewStep]) -> np.ndarray:
     for step in steps:
         array = step.apply(array)
     return array
+
+
+@dataclass(frozen=True)
+class PartStep(ViewStep):
+    """`z.real` / `z.imag` of a complex array: a strided view of every other float."""
+    part: str                          # "real" or "imag"
+
+    def read(self, parent):
+        from xlanb_runtime.ir import Op
+        return B.unary(Op.REAL if self.part == "real" else Op.IMAG, parent)
+
+    def write(self, parent, child):
+        from xlanb_runtime.ir import Op
+        kept = B.unary(Op.IMAG if self.part == "real" else Op.REAL, parent)
+        real, imag = (child, kept) if self.part == "real" else (kept, child)
+        unit = B.broadcast(B.constant(np.asarray(1j, parent.dtype)), parent.shape)
+        return B.binary(Op.ADD, B.convert(real, parent.dtype),
+                        B.binary(Op.MUL, B.convert(imag, parent.dtype), unit))
+
+    def apply(self, array):
+        return getattr(array, self.part)
+
+    def strides(self, shape, strides):
+        return None if strides is None else tuple(2 * s for s in strides)

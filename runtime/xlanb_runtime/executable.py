@@ -270,7 +270,8 @@ class DriverBuilder:
             return str(arg.value)
         if arg.kind == "const":
             return self.bind(arg.node.dtype.type(arg.node.arg[()]), "c")
-        return self.dot_accumulator(gen)          # accnd
+        acc = self.dot_accumulator(gen)           # accnd; rank 0 becomes shape (1,)
+        return f"{acc}.reshape(1)" if gen.kernel.dot.ndim == 0 else acc
 
     def dot_accumulator(self, gen: GeneratedKernel) -> str:
         where = gen.dot_acc

@@ -228,6 +228,10 @@ class _CudaCodegen(_Codegen):
     # -- kernel kinds ------------------------------------------------------------------
     def generate(self) -> GeneratedCudaKernel:
         k = self.k
+        complex_values = {n.dtype for m in k.nodes for n in (m, *m.inputs) if n.dtype.kind == "c"}
+        if complex_values:                 # correct on the host; device kernels: not yet
+            raise UnsupportedOnDevice(f"{', '.join(sorted(map(str, complex_values)))} values "
+                                      "have no CUDA kernels")
         self.output_names = {id(o): f"out{i}" for i, o in enumerate(k.outputs)}
         {"loop": self.gen_loop, "reduce": self.gen_reduce, "dot": self.gen_dot,
          "scatter": self.gen_scatter}[k.kind]()

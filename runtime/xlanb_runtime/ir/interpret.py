@@ -139,8 +139,8 @@ def _sign(x):
 
 def _convert(x, dtype):
     """NumPy astype; complex to real keeps the real part without NumPy's ComplexWarning
-    (the front end warns once, when it traces the cast)."""
-    if x.dtype.kind == "c" and dtype.kind != "c":
+    (the front end warns once, when it traces the cast); to bool it tests both parts."""
+    if x.dtype.kind == "c" and dtype.kind not in "cb":
         x = np.real(x)
     return x.astype(dtype)
 

@@ -1,0 +1,412 @@
+"""Complex numbers (complex64 / complex128) against NumPy: compiled (`jit`), auto-clustered
+(`must_compile=False`, which must compile them too: no break) and interpreted
+(`disable_jit`).
+
+Tolerances come from the dtype (tests/tolerance.py): ||got - numpy|| <= k eps sqrt(n)
+||numpy||, n the longest chain of roundings (a sum's length, a dot's contraction).  Complex
+multiply and divide round several times per element, and NumPy's complex functions (C99
+csqrt, cexp, ...) and Numba's (CPython's cmath) each sit within a few ulp: k = 16 covers
+both for elementwise code, power (exp(y log x)) gets k = 64.  Selections, comparisons and
+the parts of an exact value are compared exactly.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import xlanb
+from xlanb.errors import ComplexGradientError, UnsupportedNumPyFunctionError
+from tolerance import assert_close
+
+DTYPES = [np.complex64, np.complex128]
+MODES = ["jit", "auto", "interp"]
+N = 24                        # elementwise operands; matrices are (N//4, N//3) and so on
+
+
+def cplx(dtype, shape, seed=0, scale=1.0):
+    rng = np.random.default_rng(seed)
+    return (scale * (rng.standard_normal(shape) + 1j * rng.standard_normal(shape))).astype(dtype)
+
+
+def real_of(dtype):
+    return np.finfo(dtype).dtype
+
+
+def run(fn, args, mode):
+    """fn(*args) the way `mode` runs it; auto-clustering must not break for complex."""
+    if mode == "interp":
+        with xlanb.disable_jit():
+            return xlanb.jit(fn)(*args)
+    jitted = xlanb.jit(fn, must_compile=(mode == "jit"))
+    result = jitted(*args)
+    if mode == "auto":
+        assert not jitted.report.breaks, f"fell back to NumPy: {jitted.report.breaks}"
+    return result
+
+
+def check(fn, args, mode, n=1, k=16.0, exact=False):
+    """Every output of `fn` against NumPy: dtype, shape, value."""
+    with np.errstate(all="ignore"):                  # NaN compares: NumPy warns, we don't
+        expected = fn(*args)
+    got = run(fn, args, mode)
+    if not isinstance(expected, tuple):
+        expected, got = (expected,), (got,)
+    assert len(got) == len(expected)
+    for i, (g, e) in enumerate(zip(got, expected)):
+        g, e = np.asarray(g), np.asarray(e)
+        assert g.dtype == e.dtype, f"output {i}: dtype {g.dtype}, NumPy {e.dtype}"
+        assert g.shape == e.shape, f"output {i}: shape {g.shape}, NumPy {e.shape}"
+        if exact:
+            np.testing.assert_array_equal(g, e, err_msg=f"output {i}")
+        else:
+            assert_close(g, e, n=n, k=k, err_msg=f"output {i}")
+
+
+pytestmark = pytest.mark.parametrize("mode", MODES)
+each_dtype = pytest.mark.parametrize("dtype", DTYPES)
+
+
+# -- arithmetic and promotion ----------------------------------------------------------------
+
+@each_dtype
+def test_arithmetic(dtype, mode):
+    x, y = cplx(dtype, N, 0), cplx(dtype, N, 1)
+    check(lambda x, y: (x + y, x - y, x * y, x / y, -x, +x), (x, y), mode)
+
+
+@each_dtype
+def test_powers(dtype, mode):
+    x, y = cplx(dtype, N, 0), cplx(dtype, N, 1, scale=0.5)
+    check(lambda x: (x ** 2, x ** 3, x * x * x, x ** -1, np.square(x)), (x,), mode)
+    check(lambda x, y: (x ** 2.5, x ** y, x ** 0.5, np.power(x, 1.5 + 0.5j)), (x, y), mode,
+          k=64.0)
+
+
+@each_dtype
+@pytest.mark.parametrize("other", [np.float32, np.float64, np.int32, np.int64])
+def test_mixed_real_complex_promotion(dtype, mode, other):
+    """NumPy's promotion: float32 * complex64 -> complex64, float64 or int64 -> complex128."""
+    x = cplx(dtype, N, 0)
+    r = (np.arange(N) - N // 2).astype(other)
+    check(lambda x, r: (x * r, r - x, r / x, x + r), (x, r), mode)
+
+
+@each_dtype
+def test_python_scalars_are_weak(dtype, mode):
+    x = cplx(dtype, N, 0)
+    check(lambda x: (x * 2, x + 1.5, x * (2 - 0.5j), 1j * x, x / 3), (x,), mode)
+
+
+@each_dtype
+def test_real_array_with_complex_scalar(dtype, mode):
+    r = np.linspace(-2, 2, N).astype(real_of(dtype))
+    check(lambda r: (r + 1j, r * (0.5 - 2j), r ** 2 + 0j), (r,), mode)
+
+
+# -- comparisons -----------------------------------------------------------------------------
+
+def tie_data(dtype):
+    """Pairs with equal real parts, equal values, and NaNs in either part."""
+    nan = np.nan
+    x = np.array([1 + 2j, 1 + 2j, 1 + 3j, 2 + 0j, 1 + 1j, complex(nan, 0), complex(1, nan),
+                  complex(1, nan), 3 - 1j, -1 + 5j, 0j, -0.0 + 0j], dtype)
+    y = np.array([1 + 2j, 1 + 3j, 1 + 2j, 1 + 9j, 2 - 9j, 1 + 0j, 0 + 0j, 2 + 0j,
+                  complex(nan, 1), -1 + 5j, -0.0 + 0j, 0j], dtype)
+    return x, y
+
+
+@each_dtype
+def test_equality(dtype, mode):
+    x, y = tie_data(dtype)
+    check(lambda x, y: (x == y, x != y, x == x, np.equal(x, 1 + 2j)), (x, y), mode,
+          exact=True)
+
+
+@each_dtype
+def test_order_is_numpy_lexicographic(dtype, mode):
+    x, y = tie_data(dtype)
+    check(lambda x, y: (x < y, x <= y, x > y, x >= y), (x, y), mode, exact=True)
+
+
+@each_dtype
+def test_maximum_minimum_fmax_fmin(dtype, mode):
+    x, y = tie_data(dtype)
+    check(lambda x, y: (np.maximum(x, y), np.minimum(x, y), np.fmax(x, y), np.fmin(x, y)),
+          (x, y), mode, exact=True)
+
+
+@each_dtype
+def test_nan_inf_predicates(dtype, mode):
+    inf, nan = np.inf, np.nan
+    x = np.array([1 + 1j, complex(inf, 0), complex(0, -inf), complex(inf, nan),
+                  complex(nan, inf), complex(nan, 0), complex(0, nan), 0j], dtype)
+    check(lambda x: (np.isnan(x), np.isinf(x), np.isfinite(x), np.logical_not(x)), (x,),
+          mode, exact=True)
+
+
+# -- parts -----------------------------------------------------------------------------------
+
+@each_dtype
+def test_abs_is_real(dtype, mode):
+    x = cplx(dtype, N, 0)
+    check(lambda x: (np.abs(x), abs(x), np.absolute(x)), (x,), mode)
+
+
+@each_dtype
+def test_conjugate(dtype, mode):
+    x = cplx(dtype, N, 0)
+    check(lambda x: (np.conj(x), np.conjugate(x), x * np.conj(x)), (x,), mode)
+
+
+@each_dtype
+def test_real_imag_functions(dtype, mode):
+    x = cplx(dtype, (4, 6), 0)
+    check(lambda x: (np.real(x), np.imag(x), np.real(x) * np.imag(x), np.real(x * 1j)),
+          (x,), mode)
+
+
+def _attributes_lowered() -> bool:
+    """Whether `Tracer.real` / `.imag` use `lowering.complex_numbers.real` / `imag`."""
+    try:
+        with xlanb.disable_jit():
+            xlanb.jit(lambda z: z.imag)(np.ones(1, np.complex128))
+        return True
+    except UnsupportedNumPyFunctionError:
+        return False
+
+
+attributes = pytest.mark.skipif(
+    not _attributes_lowered(), reason="x.real / x.imag on a Tracer do not call "
+    "xlanb.tracing.lowering.complex_numbers.real / imag yet (xlanb/tracing/tracer.py)")
+
+
+@attributes
+@each_dtype
+def test_real_imag_attributes(dtype, mode):
+    x = cplx(dtype, (4, 6), 0)
+    r = np.linspace(-1, 1, 6).astype(real_of(dtype))
+    check(lambda x, r: (x.real, x.imag, x.real * x.imag + r.real, r.imag, x.T.real,
+                        (x * 1j).imag), (x, r), mode)
+
+
+@each_dtype
+def test_real_imag_of_real_arrays(dtype, mode):
+    r = np.linspace(-1, 1, N).astype(real_of(dtype))
+    check(lambda r: (np.real(r), np.imag(r), np.real(r) + 1), (r,), mode, exact=True)
+
+
+@each_dtype
+def test_angle(dtype, mode):
+    x = cplx(dtype, N, 0)
+    r = np.linspace(-2, 2, N).astype(real_of(dtype))
+    check(lambda x, r: (np.angle(x), np.angle(x, deg=True), np.angle(r)), (x, r), mode)
+
+
+@each_dtype
+def test_iscomplexobj_and_friends(dtype, mode):
+    x = cplx(dtype, N, 0)
+    x[::3] = x[::3].real
+
+    def fn(x):
+        scale = 2.0 if np.iscomplexobj(x) and not np.isrealobj(x) else 3.0
+        same = np.iscomplexobj(np.real(x))
+        return x * scale, np.iscomplex(x), np.isreal(x), np.real(x) * (1.0 if same else 4.0)
+    check(fn, (x,), mode, exact=True)
+
+
+# -- transcendental --------------------------------------------------------------------------
+
+@each_dtype
+def test_exp_log_sqrt(dtype, mode):
+    x = cplx(dtype, N, 0)
+    check(lambda x: (np.exp(x), np.log(x), np.sqrt(x), np.log10(x), np.exp2(x)), (x,), mode)
+
+
+@each_dtype
+def test_trigonometric(dtype, mode):
+    x = cplx(dtype, N, 0)
+    check(lambda x: (np.sin(x), np.cos(x), np.tan(x), np.tanh(x)), (x,), mode)
+
+
+@each_dtype
+def test_tan_with_large_imaginary_part(dtype, mode):
+    """tan = -i tanh(iz) stays finite where sin/cos overflow."""
+    x = np.array([0.5 + 200j, -1 - 800j, 2 + 30j], dtype)
+    check(lambda x: np.tan(x), (x,), mode)
+
+
+@each_dtype
+def test_reciprocal(dtype, mode):
+    x = cplx(dtype, N, 0)
+    check(lambda x: (np.reciprocal(x), 1 / x), (x,), mode)
+
+
+# -- reductions ------------------------------------------------------------------------------
+
+@each_dtype
+def test_sum_prod_mean(dtype, mode):
+    x = cplx(dtype, (6, 40), 0)
+    check(lambda x: (x.sum(), np.sum(x, axis=0), np.sum(x, axis=1, keepdims=True),
+                     np.mean(x), x.mean(axis=1)), (x,), mode, n=x.size)
+    small = cplx(dtype, (3, 5), 1, scale=0.8)
+    check(lambda x: (np.prod(x), np.prod(x, axis=1), np.multiply.reduce(x)), (small,), mode,
+          n=small.size, k=32.0)
+
+
+@each_dtype
+def test_var_std_are_real(dtype, mode):
+    x = cplx(dtype, (6, 40), 0)
+    check(lambda x: (np.var(x), x.std(axis=1), np.var(x, axis=0, ddof=1)), (x,), mode,
+          n=x.size)
+
+
+@each_dtype
+def test_norm(dtype, mode):
+    x = cplx(dtype, (6, 40), 0)
+    check(lambda x: (np.linalg.norm(x), np.linalg.norm(x, axis=1)), (x,), mode, n=x.size)
+
+
+@each_dtype
+def test_reductions_of_a_fused_chain(dtype, mode):
+    """A row kernel: centred rows, their magnitudes summed."""
+    x = cplx(dtype, (8, 64), 0)
+    check(lambda x: np.abs(x - x.mean(axis=1, keepdims=True)).sum(axis=1), (x,), mode,
+          n=64)
+
+
+# -- contractions ----------------------------------------------------------------------------
+
+@each_dtype
+def test_matmul_and_dot(dtype, mode):
+    a, b = cplx(dtype, (6, 8), 0), cplx(dtype, (8, 5), 1)
+    v = cplx(dtype, 8, 2)
+    check(lambda a, b, v: (a @ b, np.dot(a, b), np.matmul(a, v), a @ b * 2 + 1j, v @ v),
+          (a, b, v), mode, n=8)
+
+
+@each_dtype
+def test_batched_matmul_and_einsum(dtype, mode):
+    a, b = cplx(dtype, (3, 6, 8), 0), cplx(dtype, (3, 8, 5), 1)
+    check(lambda a, b: (a @ b, np.einsum("bij,bjk->bik", a, b), np.einsum("bij->", a),
+                        np.einsum("bij,bij->b", a, np.conj(a))), (a, b), mode, n=8 * 6)
+
+
+@each_dtype
+def test_vdot_conjugates_the_first_operand(dtype, mode):
+    a, b = cplx(dtype, (4, 6), 0), cplx(dtype, (4, 6), 1)
+    check(lambda a, b: (np.vdot(a, b), np.vdot(b, a), np.vdot(a, a)), (a, b), mode,
+          n=a.size)
+
+
+@each_dtype
+def test_real_matrix_times_complex(dtype, mode):
+    a = np.linspace(-1, 1, 48).reshape(6, 8).astype(real_of(dtype))
+    b = cplx(dtype, (8, 5), 1)
+    check(lambda a, b: (a @ b, np.dot(b.T, a.T)), (a, b), mode, n=8)
+
+
+# -- casts -----------------------------------------------------------------------------------
+
+@each_dtype
+def test_astype_to_complex(dtype, mode):
+    r = np.linspace(-2, 2, N).astype(np.float32)
+    check(lambda r: (np.astype(r, dtype), r.astype(dtype), r.astype(complex)), (r,), mode,
+          exact=True)
+
+
+@each_dtype
+def test_complex_to_complex_casts(dtype, mode):
+    x = cplx(dtype, N, 0)
+    other = np.complex128 if dtype == np.complex64 else np.complex64
+    check(lambda x: np.astype(x, other), (x,), mode, exact=True)
+
+
+@each_dtype
+@pytest.mark.parametrize("target", [np.float32, np.float64, np.int64, np.bool_])
+def test_cast_to_real_takes_the_real_part_and_warns(dtype, mode, target):
+    x = cplx(dtype, N, 0, scale=4.0)
+    x[0] = 0j
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        expected = x.astype(target)
+    if target is np.bool_:                   # NumPy: nonzero, no warning
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            got = run(lambda x: np.astype(x, target), (x,), mode)
+    else:
+        with pytest.warns(np.exceptions.ComplexWarning, match="discards the imaginary part"):
+            got = run(lambda x: np.astype(x, target), (x,), mode)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+# -- what is not lowered: a named error under jit, NumPy under must_compile=False -------------
+
+NOT_LOWERED = {
+    "max": lambda x: x.max(),
+    "min": lambda x: np.min(x, axis=0),
+    "argmax": lambda x: np.argmax(x),
+    "maximum.reduce": lambda x: np.maximum.reduce(x),
+    "expm1": lambda x: np.expm1(x),
+    "log1p": lambda x: np.log1p(x),
+    "sign": lambda x: np.sign(x),
+    "round": lambda x: np.round(x, 1),
+    "clip": lambda x: np.clip(x, 0, 1 + 1j),
+}
+
+
+@each_dtype
+@pytest.mark.parametrize("name", list(NOT_LOWERED))
+def test_not_lowered_is_a_named_error_or_numpy(dtype, mode, name):
+    fn = NOT_LOWERED[name]
+    x = cplx(dtype, (5, 3), 0)
+    expected = fn(x)
+    if mode == "auto":
+        got = xlanb.jit(fn, must_compile=False)(x)
+        assert np.asarray(got).dtype == np.asarray(expected).dtype
+        assert_close(got, expected, n=x.size)
+        return
+    with pytest.raises(UnsupportedNumPyFunctionError, match=str(np.dtype(dtype))) as info:
+        run(fn, (x,), mode)
+    assert "test_complex.py" in str(info.value)                  # the user's line
+    assert "must_compile=False" in str(info.value)               # what to do
+
+
+# -- gradients -------------------------------------------------------------------------------
+
+def loss_through_complex(x, w):
+    z = np.exp(1j * x * w) * (x + 2j) / (1.5 - 1j * x)
+    return (np.abs(z ** 2).sum() + np.real(z * np.conj(z + 1)).sum()
+            + np.imag(np.sqrt(z)).sum() + np.angle(z).sum() + np.abs(np.vdot(z, z + x)))
+
+
+def test_gradient_through_complex_steps(mode):
+    """Real inputs, a real loss: the gradient is the real one (central differences, in
+    float64 and so through complex128 steps)."""
+    x, w, h = np.linspace(0.3, 1.2, 5), 0.7, 1e-6
+    grad = xlanb.grad(loss_through_complex, argnums=(0, 1))
+    if mode == "interp":
+        with xlanb.disable_jit():
+            gx, gw = grad(x, w)
+    else:
+        gx, gw = xlanb.jit(grad, must_compile=(mode == "jit"))(x, w)
+    eye = np.eye(x.size)
+    numeric = np.array([(loss_through_complex(x + h * e, w)
+                         - loss_through_complex(x - h * e, w)) / (2 * h) for e in eye])
+    numeric_w = (loss_through_complex(x, w + h) - loss_through_complex(x, w - h)) / (2 * h)
+    assert_close(gx, numeric, tol=1e-7)      # central differences: h^2 and eps/h ~ 1e-10
+    assert_close(gw, numeric_w, tol=1e-7)
+
+
+@each_dtype
+def test_grad_of_complex_input_or_loss_is_a_named_error(dtype, mode):
+    z = cplx(dtype, 4, 0)
+    x = np.linspace(0, 1, 4)
+    wrap = (lambda g: g) if mode == "interp" else \
+        (lambda g: xlanb.jit(g, must_compile=(mode == "jit")))
+    with pytest.raises(ComplexGradientError, match="real and imaginary parts"):
+        wrap(xlanb.grad(lambda z: np.abs(z).sum()))(z)
+    with pytest.raises(ComplexGradientError, match=f"returns complex128"):
+        wrap(xlanb.grad(lambda x: (x * 1j).sum()))(x)

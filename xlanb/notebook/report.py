@@ -273,6 +273,10 @@ def humanize(data: dict, cells: dict[str, int]) -> None:
     for b in (data.get("fallback") or {}).get("breaks", []):
         if b.get("location"):
             b["location"] = humanize_text(b["location"], cells)
+    if data.get("ir") and cells:
+        data["ir"] = _PY_FILE_LINE.sub(
+            lambda m: f"cell [{cells[m[2]]}], line {m[3]}" if m[2] in cells else m[0],
+            data["ir"])
 
 
 def fallback_data(auto_report) -> dict:

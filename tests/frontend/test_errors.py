@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pytest
 
+import xlanb
 from xlanb.errors import (CompileError, ConcretizationError, DataDependentShapeError,
                           DTypeError, ShapeMismatchError, TracerLeakError,
                           UnsupportedNumPyFunctionError)
@@ -56,8 +57,8 @@ def test_where_with_one_argument():
 
 def test_boolean_mask_getitem():
     def f(x):
-        return x[x > 0].sum()
-    raises(DataDependentShapeError, f, names="x[mask] (boolean mask)",
+        return np.sort(x[x > 0])           # x[x > 0].sum() compiles (a masked sum)
+    raises(DataDependentShapeError, f, names="np.sort of x[mask] (boolean mask)",
            line=f.__code__.co_firstlineno + 1, contains=["not inferable at compile time"])
 
 
@@ -222,3 +223,51 @@ def test_message_format():
     assert str(error) == ("`np.unique` at train.py:41: the output shape depends on the input "
                           "values, so it is not inferable at compile time. Use "
                           "`np.where(mask, x, 0)` or `xlanb.jit(f, must_compile=False)`.")
+
+
+# -- Python's conventions: each error is also the built-in NumPy raises ------------------------
+def _broadcast(x):
+    return x + np.ones(5)                                   # (3, 4) + (5,)
+
+
+def _invert_float(x):
+    return ~x
+
+
+def _branch(x):
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+# (function of X, the xlanb class, the built-in; does NumPy raise that built-in eagerly?)
+CONVENTIONS = [
+    (_broadcast, ShapeMismatchError, ValueError, True),
+    (_invert_float, DTypeError, TypeError, True),
+    (_branch, ConcretizationError, TypeError, False),
+    (np.unique, DataDependentShapeError, TypeError, False),
+    (np.cumsum, UnsupportedNumPyFunctionError, NotImplementedError, False),
+]
+
+
+@pytest.mark.parametrize("fn,cls,builtin,numpy_raises", CONVENTIONS,
+                         ids=[c[1].__name__ for c in CONVENTIONS])
+def test_errors_are_also_the_builtin_numpy_raises(fn, cls, builtin, numpy_raises):
+    assert issubclass(cls, CompileError) and issubclass(cls, builtin)
+    if numpy_raises:
+        with pytest.raises(builtin):
+            fn(X)
+    with pytest.raises(builtin) as info:                # code written for NumPy catches it
+        xlanb.jit(fn)(X)
+    assert type(info.value) is cls
+
+
+def test_every_error_class_is_also_a_builtin():
+    from xlanb import errors
+    classes = [c for c in vars(errors).values() if isinstance(c, type)
+               and issubclass(c, CompileError) and c is not CompileError]
+    assert {UnsupportedNumPyFunctionError, DataDependentShapeError, ConcretizationError,
+            ShapeMismatchError, DTypeError, TracerLeakError} <= set(classes)
+    builtins = (ValueError, TypeError, NotImplementedError, RuntimeError)
+    for cls in classes:
+        assert issubclass(cls, builtins), f"{cls.__name__} is only a CompileError"

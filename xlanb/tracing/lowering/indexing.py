@@ -29,6 +29,7 @@ from xlanb_runtime.ir import builder as B
 
 from ..tracer import Tracer
 from ..views import IndexStep
+from .masked import MaskedSelection, same_value
 from . import implements, unsupported
 from .promote import (broadcast_shapes, broadcast_to, constant_node, normalize_axis, scalar,
                       shape_of, to_node, wrap)
@@ -275,9 +276,20 @@ def _basic_key(shape: tuple[int, ...], key) -> tuple | None:
     return tuple(out)
 
 
+def _selection_mask(x: Tracer, key) -> Node | None:
+    """The mask node when `key` is one traced boolean array over x's leading dims."""
+    if isinstance(key, Tracer) and key.dtype == np.bool_ and key.ndim >= 1 and \
+            key.shape == x.shape[:key.ndim]:
+        return key.node
+    return None
+
+
 def lower_getitem(x: Tracer, key):
     plan = _plan(x.node, key)
     if plan.mask is not None:
+        mask = _selection_mask(x, key)
+        if mask is not None:                     # its shape waits until something needs it
+            return MaskedSelection(x.node, mask)
         return unsupported(operator.getitem, (x, key), {}, "x[mask] (boolean mask)")
     if not plan.advanced:                  # basic indexing: a view, as in NumPy
         basic = _basic_key(x.shape, key)
@@ -302,6 +314,14 @@ def _scalar_mask_update(x: Tracer, key, value) -> Node | None:
 
 
 def lower_setitem(x: Tracer, key, value) -> None:
+    if isinstance(value, MaskedSelection):
+        mask = _selection_mask(x, key)
+        if mask is not None and same_value(mask, value.mask) and \
+                value.source.shape == x.shape:                     # y[m] = f(x[m])
+            x.node = B.select(value.full_mask(x.shape), to_node(value.source, x.dtype),
+                              x.node)
+            return
+        value = value.materialize("x[mask] as a value")
     masked = _scalar_mask_update(x, key, value)
     if masked is not None:
         x.node = masked

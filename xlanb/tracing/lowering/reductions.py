@@ -37,7 +37,7 @@ def _default_dtype(numpy_fn, dtype, in_dtype) -> np.dtype:
 
 
 def _options_unsupported(func, a, where, out, kwargs: dict):
-    """where=/initial=/out= are routed to the hook: NumPy runs them, compiled code doesn't."""
+    """Options that compiled code does not take go to the hook (NumPy runs them)."""
     if out is not None:
         from . import unsupported_option
         raise unsupported_option(func.__name__, "out=", "assign the result instead")
@@ -46,6 +46,23 @@ def _options_unsupported(func, a, where, out, kwargs: dict):
     if kwargs.get("initial", _NoValue) is _NoValue:
         kwargs.pop("initial", None)
     return bool(kwargs)
+
+
+def _masked(x: Node, where, fill) -> Node:
+    """x where `where` holds (broadcast), else the reduction's identity `fill`."""
+    if where is _NoValue or where is True:
+        return x
+    mask = to_node(where, bool)
+    mask = B.broadcast(mask, x.shape) if mask.shape != x.shape else mask
+    return B.select(mask, x, B.broadcast(scalar(fill, x.dtype), x.shape))
+
+
+def _with_out(out, result):
+    """`out=`: the result written into `out`, which is returned (NumPy's convention)."""
+    if out is None:
+        return result
+    from .inplace import assign, destination
+    return assign(destination(out, "out="), result, "unsafe")
 
 
 def _route(func, a, kwargs: dict):
@@ -67,14 +84,18 @@ def reduce_node(x: Node, kind: str, axis, keepdims=False, dtype=None) -> Node:
 
 
 def _summation(numpy_fn, kind):
+    identity = 0 if kind == "sum" else 1
+    combine = Op.ADD if kind == "sum" else Op.MUL
+
     def rule(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
              where=_NoValue):
-        kwargs = {"axis": axis, "dtype": dtype, "keepdims": keepdims, "initial": initial}
-        if _options_unsupported(numpy_fn, a, where, out, {"initial": initial}):
-            return _route(numpy_fn, a, dict(kwargs, where=where))
         x = to_node(a)
-        return wrap(reduce_node(x, kind, axis, keepdims, _default_dtype(numpy_fn, dtype,
-                                                                        x.dtype)))
+        result = _default_dtype(numpy_fn, dtype, x.dtype)
+        node = reduce_node(_masked(B.convert(x, result), where, identity), kind, axis,
+                           keepdims)
+        if initial is not _NoValue:
+            node = B.binary(combine, node, B.broadcast(scalar(initial, result), node.shape))
+        return _with_out(out, wrap(node))
     return rule
 
 
@@ -91,11 +112,18 @@ def _ordered(numpy_fn, a, kwargs: dict):
 def _extremum(numpy_fn, kind):
     def rule(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
         kwargs = {"axis": axis, "keepdims": keepdims, "initial": initial, "where": where}
-        if _options_unsupported(numpy_fn, a, where, out, {"initial": initial}):
-            return _route(numpy_fn, a, kwargs)
         if dtype_of(a).kind == "c":
             return _ordered(numpy_fn, a, dict(kwargs, out=out))
-        return wrap(reduce_node(to_node(a), kind, axis, keepdims))
+        if where is not _NoValue and where is not True and initial is _NoValue:
+            return _route(numpy_fn, a, kwargs)      # NumPy raises: no identity to fill with
+        x = to_node(a)
+        if initial is not _NoValue:
+            x = _masked(x, where, initial)
+        node = reduce_node(x, kind, axis, keepdims)
+        if initial is not _NoValue:
+            op = Op.MAX if kind == "max" else Op.MIN
+            node = B.binary(op, node, B.broadcast(scalar(initial, node.dtype), node.shape))
+        return _with_out(out, wrap(node))
     return rule
 
 
@@ -105,10 +133,9 @@ min_ = implements(np.min, np.amin)(_extremum(np.min, "min"))
 
 def _boolean(numpy_fn, kind):
     def rule(a, axis=None, out=None, keepdims=False, *, where=_NoValue):
-        if _options_unsupported(numpy_fn, a, where, out, {}):
-            return _route(numpy_fn, a, {"axis": axis, "keepdims": keepdims,
-                                                "where": where})
-        return wrap(reduce_node(to_node(a), kind, axis, keepdims))
+        x = B.convert(to_node(a), bool)
+        node = reduce_node(_masked(x, where, kind == "all"), kind, axis, keepdims)
+        return _with_out(out, wrap(node))
     return rule
 
 
@@ -134,10 +161,15 @@ def mean_node(x: Node, axis, keepdims=False, dtype=None) -> Node:
 
 @implements(np.mean)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
-    if _options_unsupported(np.mean, a, where, out, {}):
-        return _route(np.mean, a, {"axis": axis, "dtype": dtype,
-                                           "keepdims": keepdims, "where": where})
-    return wrap(mean_node(to_node(a), axis, keepdims, dtype))
+    x = to_node(a)
+    if where is _NoValue or where is True:
+        return _with_out(out, wrap(mean_node(x, axis, keepdims, dtype)))
+    result = _default_dtype(np.mean, dtype, x.dtype)
+    acc = np.dtype(np.float32) if result == np.float16 else result
+    total = reduce_node(_masked(B.convert(x, acc), where, 0), "sum", axis, keepdims)
+    ones = _masked(B.broadcast(scalar(1, acc), x.shape), where, 0)
+    count = reduce_node(ones, "sum", axis, keepdims)
+    return _with_out(out, wrap(B.convert(B.binary(Op.DIV, total, count), result)))
 
 
 def var_node(x: Node, axis, keepdims=False, dtype=None, ddof=0) -> Node:

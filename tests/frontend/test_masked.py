@@ -1,0 +1,99 @@
+"""`x[mask]` with a traced mask: reductions and same-mask updates compile, the rest is named.
+
+Also `where=`/`initial=`/`out=` on reductions, which the masked reductions lower to.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import xlanb
+from xlanb.errors import DataDependentShapeError
+
+
+def run_both(fn, args, must_compile=True):
+    expected_args, got_args = copy.deepcopy(args), copy.deepcopy(args)
+    expected = fn(*expected_args)
+    got = xlanb.jit(fn, must_compile=must_compile)(*got_args)
+    for e, g in zip(expected_args, got_args):
+        np.testing.assert_allclose(g, e, rtol=1e-12)
+    pairs = zip(expected, got) if isinstance(expected, tuple) else [(expected, got)]
+    for e, g in pairs:
+        if e is None:
+            assert g is None
+            continue
+        assert np.asarray(g).dtype == np.asarray(e).dtype
+        np.testing.assert_allclose(g, e, rtol=1e-12)
+
+
+def _reductions(x):
+    m = x > 0.5
+    return x[m].sum(), x[m].mean(), (x[m] ** 2).sum(), np.sum(x[m] * 2), x[m].any(), \
+        np.prod(x[m] + 1)
+
+
+def _same_mask_update(x, y):
+    y[x > 0.2] = x[x > 0.2] * 2 + 1
+
+
+def _snapshot_before_write(x):
+    m = x > 0.3
+    selected = x[m]
+    x[m] = 0.0
+    return selected.sum()
+
+
+def _row_mask(v, keep):
+    v[keep] = -v[keep]
+
+
+MODES = [pytest.param(True, id="jit"), pytest.param(False, id="autocluster")]
+RNG = np.random.default_rng(3)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn,args", [
+    (_reductions, (RNG.random(12),)), (_same_mask_update, (RNG.random(9), np.zeros(9))),
+    (_snapshot_before_write, (RNG.random(8),)),
+    (_row_mask, (RNG.random((5, 3)), RNG.random(5) > 0.5))])
+def test_masked_selections_match_numpy(fn, args, mode):
+    run_both(fn, args, mode)
+
+
+def test_empty_selection_mean_is_nan_like_numpy():
+    x = np.zeros(4)
+    with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
+        expected = x[x > 1].mean()
+    got = xlanb.jit(lambda x: x[x > 1].mean())(x)
+    assert np.isnan(got) and np.isnan(expected)
+
+
+@pytest.mark.parametrize("fn", [lambda x: x[x > 0.5].max(), lambda x: len(x[x > 0.5]),
+                                lambda x: np.sort(x[x > 0.5])])
+def test_shape_dependent_uses_are_named_under_jit_and_run_under_autoclustering(fn):
+    x = RNG.random(10)
+    with pytest.raises(DataDependentShapeError):
+        xlanb.jit(fn)(x)
+    np.testing.assert_allclose(xlanb.jit(fn, must_compile=False)(x), fn(x))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fn", [
+    lambda x, m: np.sum(x, where=m), lambda x, m: np.sum(x, axis=1, where=m, initial=2.0),
+    lambda x, m: np.prod(x, axis=0, where=m), lambda x, m: np.mean(x, axis=0, where=m),
+    lambda x, m: np.max(x, where=m, initial=-1.0),
+    lambda x, m: np.min(x, axis=1, where=m, initial=5.0),
+    lambda x, m: np.any(x > 0.9, where=m), lambda x, m: np.all(x > 0.1, axis=0, where=m),
+    lambda x, m: np.sum((x * 10).astype(np.int32), where=m, axis=0)])
+def test_reduction_where_and_initial(fn, mode):
+    x = RNG.random((4, 5))
+    run_both(fn, (x, x > 0.4), mode)
+
+
+def test_reduction_out():
+    def f(x, out):
+        np.sum(x, axis=0, out=out)
+        return np.max(x, axis=1, out=None)
+    run_both(f, (RNG.random((3, 4)), np.zeros(4)))

@@ -62,9 +62,7 @@ def compile_kernel(gen) -> tuple[object, float]:
     start = time.perf_counter()
     dispatcher = _dispatchers.get(key)
     if dispatcher is None:
-        module = cache.load_module(gen.source)
-        dispatcher = getattr(module, gen.function)
-        dispatcher.compile(signature)
+        dispatcher = cache.compile_function(gen.source, gen.function, signature)
         _dispatchers[key] = dispatcher
     return dispatcher, time.perf_counter() - start
 

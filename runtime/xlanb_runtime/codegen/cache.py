@@ -1,25 +1,59 @@
-"""Where generated kernel modules live, and how they are loaded so Numba can cache them.
+"""The on-disk kernel cache: where generated modules live, and when Numba's entries are trusted.
 
 Numba's `cache=True` only works for functions defined in a real `.py` file imported as a
 module registered in `sys.modules` (../shared/PLATFORM.md).  So each kernel's source is
-written to `$XLANB_CACHE_DIR/kernels/<module>.py` (default: the user cache dir), named by a
-hash of its source and of the runtime version, and imported from there.  Files are written
-to a temporary name and renamed, so a crash or a failed compile never leaves a half-written
-module; Numba invalidates its own index entries by the file's content.
+written to a file named by a hash of its source, imported from there, and Numba keeps its
+index (`.nbi`) and compiled code (`.nbc`) beside it.  One directory per entry, so that
+checking an entry never lists a directory holding every other one:
+
+    $XLANB_CACHE_DIR/kernels/<versions>/     e.g. cpython-311-numba0.68.1-llvmlite0.50.0-...
+        xlanb_kernel_<hash>/
+            xlanb_kernel_<hash>.py               the generated source
+            manifest.json                        SHA-256 of each Numba file below
+            lock                                 locked while the entry is checked and compiled
+            __pycache__/xlanb_kernel_<hash>.<function>-<line>.py311.{nbi,1.nbc,...}
+
+An entry is trusted only if its source file holds exactly the expected text and its Numba
+files are exactly those its manifest lists, with the same hashes; otherwise those files
+are deleted and the kernel is recompiled.  Why each part is needed (Numba 0.68):
+- Numba writes each file atomically (temp file + `os.replace`), but a truncated index or
+  data file (a full disk, a killed copy) raises a pickle error from the call that compiles,
+  and a corrupt data file of the right length is loaded unchecked.
+- Its index and data are two files, each rewritten whole.  Two processes adding different
+  signatures of one function at once can leave the index naming the other signature's
+  data, and a process killed between the two writes leaves an index naming a missing or
+  stale data file.  So every check, compile and manifest write of one module happens under
+  an exclusive lock on its `lock` file (across processes and threads): of two processes
+  compiling the same kernel, the second waits and then loads the first one's entry.
+- Numba's index records Numba's version, but the compiled code also depends on llvmlite,
+  NumPy, Python and xlanb; the directory is named after all of them, so another version's
+  files are never read.  (Changes to `vecmath`/`rng`, whose code kernels inline, reach the
+  key through the digests in the kernel's header comment.)
+- A compile that raises (a typing error, an interrupted save) leaves the entry as it was:
+  the files checked before the compile are written back and new ones removed.  A process
+  killed outright leaves files its manifest does not list, which the next check discards.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import sys
 import tempfile
 from pathlib import Path
 
-from .. import __version__ as runtime_version
+try:
+    import fcntl
+except ImportError:          # not POSIX: no lock between processes (the checks still hold)
+    fcntl = None
 
-_loaded: dict[str, object] = {}
+_MANIFEST_FORMAT = 1
+_NUMBA_SUFFIXES = (".nbi", ".nbc")
+
+_loaded: dict[Path, object] = {}
 
 
 def cache_dir() -> Path:
@@ -32,6 +66,30 @@ def cache_dir() -> Path:
     return path
 
 
+def version_tag() -> str:
+    """The toolchain that compiled an entry: Python, Numba, llvmlite, NumPy and xlanb."""
+    import llvmlite
+    import numba
+    import numpy
+    from .. import __version__ as xlanb_version
+    versions = (sys.implementation.cache_tag, numba.__version__, llvmlite.__version__,
+                numpy.__version__, xlanb_version)
+    tag = _tags.get(versions)
+    if tag is None:
+        tag = re.sub(r"[^A-Za-z0-9._-]", "_", "{}-numba{}-llvmlite{}-numpy{}-xlanb{}".format(
+            *versions))
+        _tags[versions] = tag
+    return tag
+
+
+_tags: dict[tuple, str] = {}
+
+
+def kernel_dir() -> Path:
+    """This toolchain's directory of kernel modules."""
+    return cache_dir() / "kernels" / version_tag()
+
+
 _USER_LINES = re.compile(r"^# user lines: .*\n", re.M)
 
 
@@ -42,16 +100,79 @@ def canonical_source(source: str) -> str:
 
 
 def module_name_for(source: str) -> str:
-    digest = hashlib.sha256((runtime_version + "\0" + source).encode()).hexdigest()[:20]
+    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     return f"xlanb_kernel_{digest}"
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def load_module(source: str):
+    """Import (writing first if needed) the module holding `source`; memoized per process.
+    Compiling through it bypasses the cache checks: CPU kernels use `compile_function`."""
+    source = canonical_source(source)
+    name = module_name_for(source)
+    path = kernel_dir() / name / f"{name}.py"
+    _write_source(path, source)
+    return _import(path)
+
+
+def compile_function(source: str, function: str, signature: tuple):
+    """The Numba dispatcher `function` of the module holding `source`, compiled for
+    `signature`: loaded from a checked cache entry, or compiled and recorded in one."""
+    source = canonical_source(source)
+    name = module_name_for(source)
+    entry = kernel_dir() / name
+    with _locked(entry / "lock"):
+        rewritten = _write_source(entry / f"{name}.py", source)
+        module = _import(entry / f"{name}.py")
+        manifest = entry / "manifest.json"
+        checked = _read_files(_numba_files(module, name))
+        if rewritten or _read_manifest(manifest) != _hashes(checked):
+            _discard(checked, manifest)      # untrusted: Numba must not read any of it
+            checked = {}
+        dispatcher = getattr(module, function)
+        compiled = sum(dispatcher.stats.cache_misses.values())
+        try:
+            dispatcher.compile(signature)
+        except BaseException:
+            _restore(checked, _numba_files(module, name))
+            raise
+        if sum(dispatcher.stats.cache_misses.values()) == compiled and manifest.exists():
+            return dispatcher                 # loaded, or compiled before: nothing written
+        written = _hashes(_read_files(_numba_files(module, name)))
+        if written != _hashes(checked) or not manifest.exists():
+            _write_atomically(manifest, json.dumps(
+                {"format": _MANIFEST_FORMAT, "files": written}, indent=1, sort_keys=True))
+    return dispatcher
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".py")
+    with open(path, "ab") as handle:          # "a": never truncates another holder's file
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield                                 # closing the file releases the lock
+
+
+def _write_source(path: Path, source: str) -> bool:
+    """Write `source` to `path` unless it already holds exactly that; True if written."""
     try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
+        if path.read_bytes() == source.encode():
+            return False
+    except OSError:
+        pass
+    _write_atomically(path, source)
+    return True
+
+
+def _write_atomically(path: Path, text: str | bytes) -> None:
+    """A temp file in the same directory, then `os.replace`: readers see the old file or
+    the whole new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = text.encode() if isinstance(text, str) else text
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".tmp-{path.name}-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -59,16 +180,11 @@ def _write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def load_module(source: str):
-    """Import (writing first if needed) the module holding `source`; memoized per process."""
-    source = canonical_source(source)
-    name = module_name_for(source)
-    module = _loaded.get(name)
+def _import(path: Path):
+    module = _loaded.get(path)
     if module is not None:
         return module
-    path = cache_dir() / "kernels" / f"{name}.py"
-    if not path.exists() or path.read_text() != source:
-        _write_atomically(path, source)
+    name = path.stem
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -77,5 +193,69 @@ def load_module(source: str):
     except BaseException:
         sys.modules.pop(name, None)
         raise
-    _loaded[name] = module
+    _loaded[path] = module
     return module
+
+
+def _numba_files(module, name: str) -> list[Path]:
+    """The module's Numba index and data files (not Numba's temp files), wherever Numba
+    keeps them (`__pycache__` beside the source, or under NUMBA_CACHE_DIR)."""
+    directories = {Path(obj._cache.cache_path) for obj in vars(module).values()
+                   if getattr(obj, "__module__", None) == name
+                   and getattr(getattr(obj, "_cache", None), "cache_path", None)}
+    files = []
+    for directory in directories:
+        try:
+            entries = list(directory.iterdir())
+        except OSError:
+            continue
+        files += [p for p in entries
+                  if p.name.startswith(name + ".") and p.suffix in _NUMBA_SUFFIXES]
+    return sorted(files)
+
+
+def _read_files(paths: list[Path]) -> dict[Path, bytes]:
+    contents = {}
+    for path in paths:
+        try:
+            contents[path] = path.read_bytes()
+        except OSError:                       # removed meanwhile (outside the lock): absent
+            pass
+    return contents
+
+
+def _hashes(contents: dict[Path, bytes]) -> dict[str, str]:
+    return {path.name: hashlib.sha256(data).hexdigest() for path, data in contents.items()}
+
+
+def _read_manifest(path: Path) -> dict[str, str] | None:
+    """The file hashes a manifest records, or None if it is missing, unreadable or not
+    a manifest of this format (then nothing it would vouch for is trusted)."""
+    try:
+        manifest = json.loads(path.read_text())
+        files = manifest["files"]
+        if manifest.get("format") != _MANIFEST_FORMAT or not isinstance(files, dict):
+            return None
+        return files
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _discard(contents: dict[Path, bytes], manifest: Path) -> None:
+    manifest.unlink(missing_ok=True)
+    for path in contents:
+        path.unlink(missing_ok=True)
+
+
+def _restore(checked: dict[Path, bytes], now: list[Path]) -> None:
+    """Put the Numba files back as they were checked: a failed compile changes nothing."""
+    for path in now:
+        if path not in checked:
+            path.unlink(missing_ok=True)
+    for path, data in checked.items():
+        try:
+            if path.read_bytes() == data:
+                continue
+        except OSError:
+            pass
+        _write_atomically(path, data)

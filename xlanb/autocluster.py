@@ -34,7 +34,7 @@ from .errors import InternalCompilerError
 from .internal_errors import named_internal_errors
 from .pytree import tree_map
 from .tracing.boundary import finish_call
-from .tracing.capture import suspended
+from .tracing.capture import originals_restored, suspended
 from .tracing.source import user_location
 from .tracing.tracer import (TraceContext, Tracer, flatten_args, trace,
                              trace_learning_statics)
@@ -201,7 +201,7 @@ class AutoClusterer:
             return text, self.executables.get(text)
         start = time.perf_counter()
         try:
-            with named_internal_errors(self.jitted.fn), suspended():
+            with named_internal_errors(self.jitted.fn), originals_restored():
                 self.executables[text] = xlanb_runtime.compile(graph, self.jitted.target,
                                                                self.jitted.options)
         except InternalCompilerError as exc:
@@ -222,7 +222,7 @@ class AutoClusterer:
         kernels = [k.name for k in executable.kernels] if executable is not None else []
         self.report.record_cluster(text, len(graph.nodes) - len(graph.params), kernels,
                                    self.compile_seconds.get(text, 0.0))
-        with suspended():                 # the program allocates real arrays
+        with originals_restored():        # the program allocates real arrays
             if executable is None:
                 return interpret(graph, values)
             return executable.run(values)

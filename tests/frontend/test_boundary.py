@@ -389,3 +389,14 @@ def test_imag_of_a_real_array_is_read_only_zeros():
     def f(x):
         return x.imag.sum() + x.real.sum()
     assert_same_call(f, (np.arange(3.0),))
+
+
+def test_numpy_namespace_is_numpys_own_outside_traces():
+    import numba
+    xlanb.jit(lambda x: np.zeros(2) + x)(np.ones(2))
+    assert np.zeros.__module__ == "numpy" and not hasattr(np.zeros, "__wrapped__")
+
+    @numba.njit
+    def user_kernel(n):                   # Numba resolves np.empty by identity
+        return np.empty(n).shape[0] + np.zeros(n).sum()
+    assert user_kernel(3) == 3.0

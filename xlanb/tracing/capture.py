@@ -31,6 +31,7 @@ import functools
 import os
 import sys
 import sysconfig
+import threading
 
 import numpy as np
 
@@ -47,18 +48,33 @@ _CAPTURING: contextvars.ContextVar[bool] = contextvars.ContextVar("xlanb_capture
 _LIBRARY_DIRS = tuple({os.path.abspath(p) + os.sep for p in
                        (sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
                         sysconfig.get_paths()["platlib"])})
-_installed = False
+_lock = threading.Lock()
+_active_traces = 0
+_originals: dict[tuple[object, str], object] = {}   # (module, name) -> NumPy's function
 
 
 @contextlib.contextmanager
 def capture_creation():
-    """Within, creation functions called from user code return traced arrays."""
-    _install()
+    """Within, creation functions called from user code return traced arrays.
+
+    The wrappers are in NumPy's namespace only while some trace runs: Numba resolves
+    `np.empty` inside jitted code by identity, so it must see NumPy's own function
+    whenever it compiles (`originals_restored` covers compiles in the middle of a trace).
+    """
+    global _active_traces
+    with _lock:
+        if _active_traces == 0:
+            _install()
+        _active_traces += 1
     token = _CAPTURING.set(True)
     try:
         yield
     finally:
         _CAPTURING.reset(token)
+        with _lock:
+            _active_traces -= 1
+            if _active_traces == 0:
+                _uninstall()
 
 
 @contextlib.contextmanager
@@ -71,6 +87,21 @@ def suspended():
         _CAPTURING.reset(token)
 
 
+@contextlib.contextmanager
+def originals_restored():
+    """NumPy's own functions in its namespace (a Numba compile in the middle of a trace)."""
+    with _lock:
+        was_installed = bool(_originals)
+        _uninstall()
+    try:
+        with suspended():
+            yield
+    finally:
+        with _lock:
+            if was_installed and _active_traces > 0:
+                _install()
+
+
 def is_library_file(filename: str) -> bool:
     """NumPy's, xlanb's (its generated drivers too), the standard library's or an installed
     package's code."""
@@ -79,19 +110,25 @@ def is_library_file(filename: str) -> bool:
 
 
 def _install() -> None:
-    global _installed
-    if _installed:
+    if _originals:
         return
     for name in CREATION:
         original = getattr(np, name, None)
-        if original is not None and not getattr(original, "_xlanb_capture", False):
+        if original is not None:
+            _originals[(np, name)] = original
             setattr(np, name, _wrap(original))
     for name in dir(np.random):                   # the global RandomState's draws
         original = getattr(np.random, name)
         if isinstance(getattr(original, "__self__", None), np.random.RandomState) and \
                 not name.startswith(("seed", "get_", "set_")):
+            _originals[(np.random, name)] = original
             setattr(np.random, name, _wrap_draw(original, f"np.random.{name}"))
-    _installed = True
+
+
+def _uninstall() -> None:
+    for (module, name), original in _originals.items():
+        setattr(module, name, original)
+    _originals.clear()
 
 
 def _wrap_draw(original, what: str):

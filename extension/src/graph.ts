@@ -1,49 +1,36 @@
 /**
- * The Graph tab: the optimized graph laid out by dagre (layered, top to bottom).
+ * The Graph tab: the optimized graph at the kernel level, laid out by dagre.
  *
- * Nodes are coloured by their first kernel (one colour per fusion group); edges whose
- * value stays in registers inside a kernel are dashed, edges through memory solid.
- * Hover a node for its op, shape and dtype; click it (or a legend entry) to show its
- * kernel's source under the graph; dragging pans (the SVG viewBox).  As in map widgets,
- * the wheel scrolls the page until the user clicks into the graph (or holds Ctrl, Alt or
- * Cmd); then it zooms, until a click outside the graph.
+ * It opens with one node per kernel (name, kind, ops, bytes in and out, measured time)
+ * and the buffers that go through memory between kernels; click a kernel to show its
+ * ops inside it (click the cluster's title to fold it again), or use "Ops" / "Kernels".
+ * Nodes are coloured by kernel; edges whose value stays in registers are dashed.
+ * Text is drawn at the notebook's code font size and never scaled below it: a wide
+ * graph is panned, not shrunk.  Hover a node for details; click an op (or a legend
+ * entry) to show its kernel's source.  As in map widgets, the wheel scrolls the page
+ * until the user clicks into the graph (or holds Ctrl, Alt or Cmd); then it zooms,
+ * until a click outside the graph.
  */
 import dagre from '@dagrejs/dagre';
 
 import { empty, html, svg, tooltip } from './dom';
+import { GraphModel, IVisibleNode } from './graphmodel';
 import { kernelSource } from './kernels';
 import { IGraphNode, IReport, plural } from './report';
 
-/** Colours cycle through this many CSS classes, `xlanb-color-0` ... */
-const COLOURS = 10;
-const NODE_HEIGHT = 36;
-const CHAR_WIDTH = 7;
+export { nodeTitle, shapeText } from './graphmodel';
+
+const LINE = 18;
+const PAD = 8;
+const CHAR_WIDTH = 8;
 const MAX_NODES = 3000;
+/** The tallest the graph frame starts (pixels); taller graphs scroll by dragging. */
+const MAX_HEIGHT = 900;
+/** The most a small graph is enlarged to fill the width. */
+const MAX_SCALE = 1.25;
 
 /** Unique marker ids: several reports can share one page. */
 let instances = 0;
-
-/** `(3, 4)`, `(5,)` or `()`, as NumPy prints shapes. */
-export function shapeText(shape: number[]): string {
-  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
-}
-
-/** The hover text of a node: op, shape, dtype, kernels and source location. */
-export function nodeTitle(node: IGraphNode, name: string): string {
-  const lines = [
-    `op: ${node.op}${name !== node.op ? ` (${name})` : ''}`,
-    `shape: ${shapeText(node.shape ?? [])}`,
-    `dtype: ${node.dtype}`,
-    `kernel: ${node.kernels.length > 0 ? node.kernels.join(', ') : '- (input or constant)'}`
-  ];
-  if (node.kernels.length > 1) {
-    lines.push('recomputed in several kernels');
-  }
-  if (node.loc) {
-    lines.push(`at: ${node.loc}`);
-  }
-  return lines.join('\n');
-}
 
 /** The interactive graph view (or a note when the report has no graph). */
 export function graph(report: IReport): HTMLElement {
@@ -77,101 +64,113 @@ interface IBox {
   h: number;
 }
 
-/** Builds the SVG into `host` and handles selection, zoom and pan. */
+/** Builds the SVG into `host` and handles expanding, selection, zoom and pan. */
 class GraphView {
   constructor(report: IReport, host: HTMLElement) {
     this._report = report;
-    const outputs = new Set(report.graph?.outputs ?? []);
-    const all = report.graph?.nodes ?? [];
-    const allIds = new Set(all.map(n => n.id));
-    // One drawn edge per (src, dst, fused): `x * x` reads x twice but draws one arrow.
-    const seen = new Set<string>();
-    const edges = (report.graph?.edges ?? []).filter(e => {
-      const key = `${e.src} ${e.dst} ${e.fused}`;
-      const keep = allIds.has(e.src) && allIds.has(e.dst) && !seen.has(key);
-      seen.add(key);
-      return keep;
-    });
-    // Inputs that no op reads and that are not outputs are left out (as the PNG does).
-    const used = new Set(edges.flatMap(e => [e.src, e.dst]));
-    const nodes = all.filter(n => n.op !== 'parameter' || used.has(n.id) || outputs.has(n.id));
-    const names = nodeNames(all, report.param_names ?? []);
-    const outputNames = report.graph?.output_names ?? [];
-    const outputLabel = new Map<number, string>();
-    (report.graph?.outputs ?? []).forEach((id, i) => {
-      const known = outputNames[i];
-      const previous = outputLabel.get(id);
-      const label = known ?? (previous === undefined ? 'out' : '');
-      if (label) {
-        outputLabel.set(id, previous && previous !== 'out' ? `${previous}, ${label}` : label);
-      }
-    });
-    const firstLine = (n: IGraphNode): string => {
-      const text = names.get(n.id) ?? n.op;
-      return outputLabel.has(n.id) ? `${text} \u2192 ${outputLabel.get(n.id)}` : text;
-    };
-    const kernelNames = (report.kernels ?? []).map(k => k.name);
-    for (const n of nodes) {
-      for (const k of n.kernels) {
-        if (!kernelNames.includes(k)) {
-          kernelNames.push(k);
-        }
-      }
-    }
-    this._kernelIndex = new Map(kernelNames.map((name, i) => [name, i]));
+    this._model = new GraphModel(report);
+    const model = this._model;
 
-    // Layout.
-    const g = new dagre.graphlib.Graph({ multigraph: true });
-    g.setGraph({ rankdir: 'TB', nodesep: 18, ranksep: 34, marginx: 12, marginy: 12 });
-    g.setDefaultEdgeLabel(() => ({}));
-    for (const n of nodes) {
-      const first = firstLine(n);
-      const width = Math.max(64, CHAR_WIDTH * Math.max(first.length, detail(n).length) + 18);
-      g.setNode(String(n.id), { width, height: NODE_HEIGHT });
-    }
-    edges.forEach((e, i) => g.setEdge(String(e.src), String(e.dst), {}, `e${i}`));
-    dagre.layout(g);
-    const size = g.graph();
-    const width = Math.max(size.width ?? 100, 100);
-    const height = Math.max(size.height ?? 60, 60);
-    this._home = { x: 0, y: 0, w: width, h: height };
-    this._box = { ...this._home };
-
-    // Toolbar: fit, zoom in, zoom out.
     const toolbar = html('div', 'xlanb-graph-toolbar');
-    const button = (text: string, title: string, action: () => void): void => {
+    const button = (text: string, title: string, action: () => void): HTMLButtonElement => {
       const b = html('button', 'xlanb-button', text);
       b.type = 'button';
       b.title = title;
+      b.dataset.action = text;
       b.addEventListener('click', action);
       toolbar.appendChild(b);
+      return b;
     };
-    button('Fit', 'Show the whole graph', () => this._setBox({ ...this._home }));
+    button('Kernels', 'One node per kernel', () => this._expand(new Set()));
+    button('Ops', 'Show the ops of every kernel', () => this._expand(new Set(model.kernelNames)));
+    button('Fit', 'Back to the start view', () => this._home());
     button('+', 'Zoom in', () => this._zoom(1 / 1.25));
     button('\u2212', 'Zoom out', () => this._zoom(1.25));
     toolbar.appendChild(
       html(
         'span',
         'xlanb-graph-hint',
-        `${plural(nodes.length, 'node')}, ${plural(kernelNames.length, 'kernel')}; ` +
-          'click into the graph (or hold Ctrl) to zoom with the wheel, drag to pan, ' +
-          'click a node for its kernel'
+        `${plural(model.nodes.length, 'node')}, ${plural(model.kernelNames.length, 'kernel')}; ` +
+          'click a kernel for its ops; click into the graph (or hold Ctrl) to zoom with the ' +
+          'wheel, drag to pan'
       )
     );
     host.appendChild(toolbar);
 
-    // The SVG.
-    const id = `xlanb-arrow-${++instances}`;
+    this._marker = `xlanb-arrow-${++instances}`;
     this._svg = svg('svg', {
       class: 'xlanb-graph-svg',
       width: '100%',
-      height: Math.min(Math.max(height, 120), 560),
+      height: 200,
       role: 'img',
       'aria-label': `Graph of ${report.name}`
     });
+    this._frame = html('div', 'xlanb-graph-frame');
+    this._frame.appendChild(this._svg);
+    this._wheelHint = html(
+      'div',
+      'xlanb-graph-wheel-hint',
+      'Click into the graph, or hold Ctrl, to zoom with the wheel'
+    );
+    this._wheelHint.hidden = true;
+    this._frame.appendChild(this._wheelHint);
+    host.appendChild(this._frame);
+    host.appendChild(this._legend(model.kernelNames, model.nodes.some(n => n.kernels.length > 1)));
+    this._detail = html('div', 'xlanb-graph-detail');
+    this._detail.appendChild(
+      html('p', 'xlanb-empty', 'Click an op to see the source of its kernel.')
+    );
+    host.appendChild(this._detail);
+    this._draw();
+    this._listen();
+    if (typeof ResizeObserver !== 'undefined') {
+      new ResizeObserver(() => {
+        const width = this._frame.clientWidth;
+        if (width > 0 && Math.abs(width - this._width) > 4 && !this._moved) {
+          this._home();
+        }
+      }).observe(this._frame);
+    }
+  }
+
+  /** Show the ops of the kernels in `expanded`, the others as one node each. */
+  private _expand(expanded: Set<string>): void {
+    this._expanded = expanded;
+    this._draw();
+  }
+
+  /** Lay out and draw the current view, then show it from its start. */
+  private _draw(): void {
+    const { nodes, edges } = this._model.view(this._expanded);
+    const g = new dagre.graphlib.Graph({ compound: true, multigraph: true });
+    g.setGraph({ rankdir: 'TB', nodesep: 22, ranksep: 40, marginx: 16, marginy: 28 });
+    g.setDefaultEdgeLabel(() => ({}));
+    for (const kernel of this._expanded) {
+      g.setNode(`c:${kernel}`, {});
+    }
+    for (const n of nodes) {
+      const chars = Math.max(...n.lines.map(l => l.length));
+      g.setNode(n.key, {
+        width: Math.max(70, CHAR_WIDTH * chars + 2 * PAD + 4),
+        height: n.lines.length * LINE + 2 * PAD - 4
+      });
+      if (n.parent) {
+        g.setParent(n.key, n.parent);
+      }
+    }
+    edges.forEach((e, i) => g.setEdge(e.src, e.dst, {}, `e${i}`));
+    dagre.layout(g);
+    const size = g.graph();
+    this._layout = {
+      x: 0,
+      y: 0,
+      w: Math.max(size.width ?? 100, 100),
+      h: Math.max(size.height ?? 60, 60)
+    };
+
     const defs = svg('defs');
     const marker = svg('marker', {
-      id,
+      id: this._marker,
       class: 'xlanb-arrow',
       viewBox: '0 0 10 10',
       refX: 10,
@@ -183,12 +182,40 @@ class GraphView {
     });
     marker.appendChild(svg('path', { d: 'M 0 0 L 10 5 L 0 10 z' }));
     defs.appendChild(marker);
-    this._svg.appendChild(defs);
+
+    const clusterLayer = svg('g', { class: 'xlanb-clusters' });
+    for (const kernel of this._expanded) {
+      const box = g.node(`c:${kernel}`);
+      if (!box || !box.width) {
+        continue;
+      }
+      const group = svg('g', {
+        class: `xlanb-cluster ${this._model.colour(kernel)}`,
+        'data-kernel': kernel
+      });
+      const x = box.x - box.width / 2;
+      const y = box.y - box.height / 2;
+      group.appendChild(
+        svg('rect', { x, y, width: box.width, height: box.height, rx: 8, ry: 8 })
+      );
+      const title = svg(
+        'text',
+        { x: x + 6, y: y - 7, class: 'xlanb-cluster-title' },
+        `${kernel} \u25be`
+      );
+      tooltip(title, `${kernel}: click to fold its ops into one node`);
+      title.addEventListener('click', () => {
+        const next = new Set(this._expanded);
+        next.delete(kernel);
+        this._expand(next);
+      });
+      group.appendChild(title);
+      clusterLayer.appendChild(group);
+    }
 
     const edgeLayer = svg('g', { class: 'xlanb-edges' });
     edges.forEach((e, i) => {
-      const points: IPoint[] = g.edge({ v: String(e.src), w: String(e.dst), name: `e${i}` })
-        ?.points ?? [];
+      const points: IPoint[] = g.edge({ v: e.src, w: e.dst, name: `e${i}` })?.points ?? [];
       if (points.length < 2) {
         return;
       }
@@ -198,81 +225,88 @@ class GraphView {
       const path = svg('path', {
         d,
         class: `xlanb-edge ${e.fused ? 'xlanb-edge-fused' : 'xlanb-edge-memory'}`,
-        'marker-end': `url(#${id})`
+        'marker-end': `url(#${this._marker})`
       });
       tooltip(path, e.fused ? 'fused: stays in registers' : 'through memory');
       edgeLayer.appendChild(path);
     });
-    this._svg.appendChild(edgeLayer);
 
     const nodeLayer = svg('g', { class: 'xlanb-nodes' });
+    this._nodes = [];
     for (const n of nodes) {
-      const box = g.node(String(n.id));
-      const first = n.kernels[0];
-      const colour =
-        first !== undefined
-          ? `xlanb-color-${(this._kernelIndex.get(first) ?? 0) % COLOURS}`
-          : 'xlanb-color-none';
-      const name = names.get(n.id) ?? n.op;
-      const classes = ['xlanb-node', colour];
-      if (outputs.has(n.id)) {
-        classes.push('xlanb-node-output');
-      }
-      if (n.kernels.length > 1) {
-        classes.push('xlanb-node-shared');
-      }
-      const group = svg('g', {
-        class: classes.join(' '),
-        transform: `translate(${(box.x - box.width / 2).toFixed(1)},${(
-          box.y -
-          box.height / 2
-        ).toFixed(1)})`,
-        'data-node': n.id,
-        'data-op': n.op,
-        'data-kernel': first ?? ''
-      });
-      tooltip(group, nodeTitle(n, name));
-      group.appendChild(
-        svg('rect', { width: box.width, height: box.height, rx: 5, ry: 5 })
-      );
-      group.appendChild(
-        svg(
-          'text',
-          { x: box.width / 2, y: 15, class: 'xlanb-node-op' },
-          firstLine(n)
-        )
-      );
-      group.appendChild(
-        svg('text', { x: box.width / 2, y: 29, class: 'xlanb-node-detail' }, detail(n))
-      );
-      group.addEventListener('click', () => {
-        if (!this._dragged) {
-          this._select(n, name);
-        }
-      });
+      const group = this._drawNode(n, g.node(n.key));
       nodeLayer.appendChild(group);
       this._nodes.push([n, group]);
     }
-    this._svg.appendChild(nodeLayer);
-    this._setBox(this._box);
+    this._svg.replaceChildren(defs, clusterLayer, edgeLayer, nodeLayer);
+    this._frame.dataset.level = this._expanded.size === 0 ? 'kernels' : 'ops';
+    this._highlight(this._selected);
+    this._home();
+  }
 
-    this._frame = html('div', 'xlanb-graph-frame');
-    this._frame.appendChild(this._svg);
-    this._wheelHint = html(
-      'div',
-      'xlanb-graph-wheel-hint',
-      'Click into the graph, or hold Ctrl, to zoom with the wheel'
+  /** One node: a rounded box with its lines of text, hover text and click action. */
+  private _drawNode(n: IVisibleNode, box: { x: number; y: number; width: number; height: number }): SVGGElement {
+    const group = svg('g', {
+      class: [...n.classes, n.colour].join(' '),
+      transform: `translate(${(box.x - box.width / 2).toFixed(1)},${(box.y - box.height / 2).toFixed(1)})`,
+      'data-key': n.key,
+      'data-kernel': n.kernel ?? ''
+    });
+    if (n.node) {
+      group.setAttribute('data-node', String(n.node.id));
+      group.setAttribute('data-op', n.node.op);
+    }
+    tooltip(group, n.tip);
+    group.appendChild(
+      svg('rect', {
+        width: box.width,
+        height: box.height,
+        rx: n.kind === 'buffer' ? box.height / 2 : 5,
+        ry: n.kind === 'buffer' ? box.height / 2 : 5
+      })
     );
-    this._wheelHint.hidden = true;
-    this._frame.appendChild(this._wheelHint);
-    host.appendChild(this._frame);
-    this._listen();
-    host.appendChild(this._legend(kernelNames, nodes.some(n => n.kernels.length > 1)));
-    this._detail = html('div', 'xlanb-graph-detail');
-    this._detail.appendChild(
-      html('p', 'xlanb-empty', 'Click a node to see the source of its kernel.')
-    );
-    host.appendChild(this._detail);
+    n.lines.forEach((line, i) => {
+      group.appendChild(
+        svg(
+          'text',
+          {
+            x: box.width / 2,
+            y: PAD + LINE * i + 13,
+            class: i === 0 ? 'xlanb-node-op' : 'xlanb-node-detail'
+          },
+          line
+        )
+      );
+    });
+    group.addEventListener('click', () => {
+      if (this._dragged) {
+        return;
+      }
+      if (n.kind === 'kernel' && n.kernel) {
+        this._selectKernel(n.kernel);
+        this._expand(new Set([...this._expanded, n.kernel]));
+      } else if (n.kind === 'buffer' && n.kernel) {
+        this._selectKernel(n.kernel);
+      } else if (n.node) {
+        this._select(n.node, this._model.names.get(n.node.id) ?? n.node.op);
+      }
+    });
+    return group;
+  }
+
+  /** The start view: text at (or above) the notebook's size, the graph filling the width. */
+  private _home(): void {
+    const width = this._frame.clientWidth || 900;
+    this._width = width;
+    const layout = this._layout;
+    // enlarge a small graph to fill the width, but no taller than the frame; never shrink
+    const scale = Math.max(1, Math.min(MAX_SCALE, width / layout.w, MAX_HEIGHT / layout.h));
+    const height = Math.min(layout.h * scale, MAX_HEIGHT);
+    this._svg.setAttribute('height', String(Math.ceil(height)));
+    const w = width / scale;
+    this._start = { x: layout.x - Math.max(0, (w - layout.w) / 2), y: 0, w, h: height / scale };
+    this._moved = false;
+    this._setBox({ ...this._start });
   }
 
   /** The legend: one swatch per kernel (click to select it), inputs, the edge kinds. */
@@ -284,7 +318,7 @@ class GraphView {
       item.type = 'button';
       item.dataset.kernel = name;
       item.appendChild(
-        html('span', `xlanb-swatch xlanb-color-${(this._kernelIndex.get(name) ?? 0) % COLOURS}`)
+        html('span', `xlanb-swatch ${this._model.colour(name)}`)
       );
       const kernel = info.get(name);
       item.appendChild(
@@ -345,16 +379,20 @@ class GraphView {
   }
 
   private _highlight(kernel: string | null): void {
+    this._selected = kernel;
     for (const [n, element] of this._nodes) {
+      const kernels = n.node?.kernels ?? (n.kernel ? [n.kernel] : []);
       element.classList.toggle(
         'xlanb-selected',
-        kernel !== null && n.kernels.includes(kernel)
+        kernel !== null && n.kind !== 'buffer' && kernels.includes(kernel)
       );
     }
   }
 
   private _setBox(box: IBox): void {
     this._box = box;
+    this._moved = this._moved || box.x !== this._start.x || box.y !== this._start.y ||
+      box.w !== this._start.w;
     this._svg.setAttribute(
       'viewBox',
       `${box.x.toFixed(2)} ${box.y.toFixed(2)} ${box.w.toFixed(2)} ${box.h.toFixed(2)}`
@@ -364,7 +402,8 @@ class GraphView {
   /** Zoom by `factor` (< 1 zooms in) around `at` (view box coordinates) or the centre. */
   private _zoom(factor: number, at?: IPoint): void {
     const b = this._box;
-    const scale = Math.min(Math.max(factor, 0.05 / (b.w / this._home.w)), 20 / (b.w / this._home.w));
+    const zoom = b.w / this._start.w;
+    const scale = Math.min(Math.max(factor, 0.05 / zoom), 20 / zoom);
     const p = at ?? { x: b.x + b.w / 2, y: b.y + b.h / 2 };
     this._setBox({
       x: p.x - (p.x - b.x) * scale,
@@ -456,41 +495,23 @@ class GraphView {
     });
   }
 
+
   private _report: IReport;
+  private _model: GraphModel;
   private _svg: SVGSVGElement;
   private _frame: HTMLElement;
   private _wheelHint: HTMLElement;
+  private _detail: HTMLElement;
+  private _marker: string;
+  private _layout: IBox = { x: 0, y: 0, w: 100, h: 60 };
+  private _start: IBox = { x: 0, y: 0, w: 100, h: 60 };
+  private _box: IBox = { x: 0, y: 0, w: 100, h: 60 };
+  private _width = 0;
+  private _moved = false;
+  private _expanded = new Set<string>();
+  private _selected: string | null = null;
   private _active = false;
   private _hintTimer = 0;
-  private _detail: HTMLElement;
-  private _home: IBox;
-  private _box: IBox;
   private _dragged = false;
-  private _kernelIndex: Map<string, number>;
-  private _nodes: [IGraphNode, SVGGElement][] = [];
-}
-
-/**
- * The name each node is drawn with: its label, else a parameter's name from
- * `param_names` (parameters in id order), else its op.
- */
-function nodeNames(nodes: IGraphNode[], paramNames: string[]): Map<number, string> {
-  const names = new Map<number, string>();
-  const params = nodes
-    .filter(n => n.op === 'parameter')
-    .map(n => n.id)
-    .sort((a, b) => a - b);
-  for (const n of nodes) {
-    const index = params.indexOf(n.id);
-    names.set(
-      n.id,
-      n.label || (index >= 0 ? (paramNames[index] ?? `arg${index}`) : n.op)
-    );
-  }
-  return names;
-}
-
-/** A node's second line: dtype and shape. */
-function detail(n: IGraphNode): string {
-  return `${n.dtype} ${shapeText(n.shape ?? [])}`;
+  private _nodes: [IVisibleNode, SVGGElement][] = [];
 }

@@ -122,8 +122,68 @@ def test_report_renders_with_its_tabs(notebook, screens):
     assert page.errors == []
 
 
+def graph_level(out, level: str) -> None:
+    """Show the graph of a report at the "kernels" or the "ops" level."""
+    button = "Kernels" if level == "kernels" else "Ops"
+    out.locator(f".xlanb-graph-toolbar button[data-action='{button}']").click()
+    out.locator(f".xlanb-graph-frame[data-level='{level}']").wait_for(state="attached")
+
+
+def test_graph_starts_at_the_kernel_level(notebook, screens):
+    page, report = notebook
+    out = cell(page, 1)
+    graph = out.locator(".xlanb-graph-svg")
+    assert out.locator(".xlanb-graph-frame").get_attribute("data-level") == "kernels"
+    kernels = {k["name"]: k for k in report["kernels"]}
+    drawn = graph.locator("g.xlanb-kernel-node")
+    assert sorted(drawn.evaluate_all("gs => gs.map(g => g.dataset.kernel)")) == sorted(kernels)
+    measured = report["timings"]["kernels"]
+    for name, k in kernels.items():
+        text = graph.locator(f"g.xlanb-kernel-node[data-kernel='{name}']").text_content()
+        assert name in text and k["kind"] in text and f"{len(k['ops'])} ops" in text, text
+        assert "in " in text and "out " in text and ("KiB" in text or " B" in text), text
+        assert ("µs" in text or "ms" in text) and measured[name] > 0
+    # the values between kernels and out of the call are buffers, named by the user
+    buffers = graph.locator("g.xlanb-buffer-node .xlanb-node-op").all_text_contents()
+    assert {b.split(" \u2192 ")[-1] for b in buffers} >= {"w", "s", "t"}, buffers
+    assert graph.locator("g.xlanb-node:not([data-op='parameter'])").count() == 0
+    out.screenshot(path=screens / "light-graph-kernels.png")
+    # a click on a kernel shows its ops inside it; its title folds it again
+    graph.locator("g.xlanb-kernel-node[data-kernel='fusion.0']").click()
+    cluster = graph.locator("g.xlanb-cluster[data-kernel='fusion.0']")
+    cluster.wait_for(state="attached")
+    inside = [n for n in report["graph"]["nodes"] if "fusion.0" in n["kernels"]]
+    assert graph.locator("g.xlanb-node[data-kernel='fusion.0']").count() == len(inside)
+    assert graph.locator("g.xlanb-kernel-node[data-kernel='fusion.0']").count() == 0
+    assert graph.locator("g.xlanb-kernel-node").count() == len(kernels) - 1
+    assert out.locator(".xlanb-graph-detail .xlanb-kernel[data-kernel='fusion.0']").count() == 1
+    out.screenshot(path=screens / "light-graph-expanded.png")
+    cluster.locator(".xlanb-cluster-title").click()
+    graph.locator("g.xlanb-kernel-node[data-kernel='fusion.0']").wait_for(state="attached")
+    assert page.errors == []
+
+
+def test_graph_text_is_never_smaller_than_the_notebook_font(notebook):
+    page, _ = notebook
+    out = cell(page, 1)
+    code_font = float(out.locator(".cm-content").evaluate(
+        "e => parseFloat(getComputedStyle(e).fontSize)"))
+    assert code_font >= 12
+    for level in ("kernels", "ops"):
+        graph_level(out, level)
+        sizes = out.locator(".xlanb-graph-svg").evaluate(
+            "svg => [...svg.querySelectorAll('text')].map(t => "
+            "parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a)")
+        assert sizes and min(sizes) >= code_font - 0.01, (level, min(sizes), code_font)
+    # the graph fills the output's width
+    frame = out.locator(".xlanb-graph-frame").bounding_box()
+    assert frame["width"] > 900
+    graph_level(out, "kernels")
+
+
 def test_graph_has_one_colour_per_fusion_group(notebook):
     page, report = notebook
+    graph_level(cell(page, 1), "ops")
     graph = cell(page, 1).locator(".xlanb-graph-svg")
     kernels = [k["name"] for k in report["kernels"]]
     assert len(kernels) == 2                       # reduce_fusion + the loop fusion after it
@@ -170,6 +230,7 @@ def hover_text(page, locator) -> str:
 def test_graph_names_and_dom_tooltips(notebook, screens):
     page, report = notebook
     out = cell(page, 1)
+    graph_level(out, "ops")
     graph = out.locator(".xlanb-graph-svg")
     assert graph.locator("title").count() == 0          # no native SVG tooltips
     exp = graph.locator("g.xlanb-node[data-op='exponential']")
@@ -253,6 +314,7 @@ def test_graph_hover_click_zoom_and_pan(notebook, screens):
     page, report = notebook
     out = cell(page, 1)
     graph = out.locator(".xlanb-graph-svg")
+    graph_level(out, "ops")
     exp = graph.locator("g.xlanb-node[data-op='exponential']")
     graph.scroll_into_view_if_needed()
     exp.click()                                       # also makes the wheel zoom
@@ -326,8 +388,8 @@ def test_timing_bars_share_one_axis(notebook, screens):
     if kernel_sum <= timings["fused_seconds"]:
         gap = by_label["driver, allocation, Python"]
         assert gap["seconds"] == pytest.approx(timings["fused_seconds"] - kernel_sum)
-    assert "driver, allocation, Python" in timing.locator(".xlanb-note").text_content() or \
-        "more than the whole call" in timing.locator(".xlanb-note").text_content()
+    notes = " ".join(timing.locator(".xlanb-note").all_text_contents())
+    assert "driver, allocation, Python" in notes or "more than the whole call" in notes
     assert set(timings["unfused_ops"]) <= set(by_label)
     # round ticks: equal steps of 1, 2 or 5 times a power of ten
     ticks = [float(t) for t in chart.locator(".xlanb-axis-label").all_text_contents()]
@@ -366,7 +428,28 @@ def test_timing_memory_timeline_ir_and_kernel_tabs(notebook, screens):
     cell(page, 1).screenshot(path=screens / "light-memory.png")
 
     timeline = show_tab(page, "Timeline")
-    assert timeline.locator("rect.xlanb-bar").count() == len(report["phases"]) > 0
+    phases = report["phases"]
+    assert timeline.locator(
+        ".xlanb-timeline-row:not(.xlanb-timeline-gap) rect.xlanb-bar").count() == len(phases) > 0
+    chart = timeline.locator(".xlanb-timeline-chart")
+    assert chart.bounding_box()["width"] > 900                    # fills the output's width
+    ticks = [float(t) for t in chart.locator(".xlanb-axis-label").all_text_contents()]
+    steps = {round(b - a, 9) for a, b in zip(ticks, ticks[1:])}
+    assert ticks[0] == 0 and len(steps) == 1, ticks
+    # every gap between phases over 1% of the whole is a labelled row
+    span = max(report["total_seconds"], *(p["start"] + p["seconds"] for p in phases))
+    end, gaps = 0.0, 0
+    for p in sorted(phases, key=lambda p: p["start"]):
+        gaps += p["start"] - end > max(0.01 * span, 1e-4)
+        end = max(end, p["start"] + p["seconds"])
+    gap_rows = timeline.locator(".xlanb-timeline-gap")
+    assert gap_rows.count() == gaps
+    for i in range(gaps):
+        assert gap_rows.nth(i).locator(".xlanb-chart-label").text_content() == "untracked"
+        assert "between" in gap_rows.nth(i).locator("rect").get_attribute(TIP)
+    # each phase's duration is written beside its bar
+    values = timeline.locator(".xlanb-chart-value").all_text_contents()
+    assert len(values) == len(phases) + gaps and all(v[-1] == "s" for v in values), values
     cell(page, 1).screenshot(path=screens / "light-timeline.png")
 
     ir = show_tab(page, "IR")
@@ -448,6 +531,8 @@ def test_dark_theme(notebook, screens):
     dark = out.locator(".xlanb-headline").evaluate("e => getComputedStyle(e).color")
     assert _luminance(light) < 0.5 < _luminance(dark), (light, dark)
     assert out.locator(".xlanb-report").is_visible()
+    out.screenshot(path=screens / "dark-graph-kernels.png")
+    graph_level(out, "ops")
     assert out.locator(".xlanb-graph-svg g.xlanb-node").count() == 12
     background = out.locator(".xlanb-graph-frame").evaluate(
         "e => getComputedStyle(e).backgroundColor")

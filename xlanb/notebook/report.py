@@ -270,6 +270,11 @@ def humanize(data: dict, cells: dict[str, int]) -> None:
         for key in ("decisions", "locations"):
             if kernel.get(key):
                 kernel[key] = [humanize_text(t, cells) for t in kernel[key]]
+        if kernel.get("source"):                  # the header's "# user lines: ..."
+            lines = kernel["source"].split("\n")
+            kernel["source"] = "\n".join(
+                humanize_text(line, cells) if line.startswith("# user lines:") else line
+                for line in lines)
     for b in (data.get("fallback") or {}).get("breaks", []):
         if b.get("location"):
             b["location"] = humanize_text(b["location"], cells)

@@ -18,7 +18,7 @@ import pytest
 
 import xlanb
 from xlanb.errors import ComplexGradientError, UnsupportedNumPyFunctionError
-from tolerance import assert_close
+from tolerance import assert_close, eps_of
 
 DTYPES = [np.complex64, np.complex128]
 MODES = ["jit", "auto", "interp"]
@@ -27,7 +27,8 @@ N = 24                        # elementwise operands; matrices are (N//4, N//3) 
 
 def cplx(dtype, shape, seed=0, scale=1.0):
     rng = np.random.default_rng(seed)
-    return (scale * (rng.standard_normal(shape) + 1j * rng.standard_normal(shape))).astype(dtype)
+    re, im = scale * rng.standard_normal((2,) + tuple(np.atleast_1d(shape)))
+    return (re + 1j * im).astype(dtype)
 
 
 def real_of(dtype):
@@ -241,6 +242,62 @@ def test_tan_with_large_imaginary_part(dtype, mode):
 def test_reciprocal(dtype, mode):
     x = cplx(dtype, N, 0)
     check(lambda x: (np.reciprocal(x), 1 / x), (x,), mode)
+
+
+# -- special values: NaN and infinities where NumPy puts them ---------------------------------
+
+SPECIAL_PARTS = [0.0, -0.0, 1.5, -2.0, 800.0, np.inf, -np.inf, np.nan]
+SPECIAL = {
+    "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
+    "tan": np.tan, "tanh": np.tanh, "log10": np.log10, "exp2": np.exp2,
+    "reciprocal": np.reciprocal, "abs": np.abs, "angle": np.angle,
+    "power-int": lambda z: (z ** 3, z ** -2, z ** 2),
+}
+SPECIAL_PAIRS = {
+    "multiply": lambda z, w: z * w, "divide": lambda z, w: z / w, "power": lambda z, w: z ** w,
+}
+# z**w = exp(w log z): its phase w log z (up to 800 log 800 = 5.3e3 radians on this grid) is
+# rounded in the dtype, a relative error of |w log z| eps in NumPy's result and in ours.
+SPECIAL_K = {"power": 2e4}
+
+
+def special_values(dtype, pairs: bool):
+    z = np.array([complex(a, b) for a in SPECIAL_PARTS for b in SPECIAL_PARTS], dtype)
+    if not pairs:
+        return (z,)
+    return np.repeat(z, z.size), np.tile(z, z.size)          # every (z, w) pair
+
+
+@each_dtype
+@pytest.mark.parametrize("name", list(SPECIAL) + list(SPECIAL_PAIRS))
+def test_special_values(dtype, mode, name):
+    """Every part of every result as NumPy's: the same NaN and inf places and values
+    (finite parts within rounding; the sign of a zero is not compared)."""
+    fn = SPECIAL.get(name) or SPECIAL_PAIRS[name]
+    args = special_values(dtype, name in SPECIAL_PAIRS)
+    with np.errstate(all="ignore"):
+        expected = fn(*args)
+    got = run(fn, args, mode)
+    expected, got = (expected, got) if isinstance(expected, tuple) else ((expected,), (got,))
+    for g, e in zip(got, expected):
+        assert g.dtype == e.dtype
+        assert_parts_match(g, e, SPECIAL_K.get(name, 16) * eps_of(dtype=g.dtype))
+
+
+def assert_parts_match(got, want, tol):
+    """Each part non-finite where NumPy's is, with its value; finite parts within `tol`
+    relative to |want| element by element (independent elements, nothing cancels; a
+    norm over the array would overflow on results near the dtype's largest value)."""
+    magnitude = np.abs(want).astype(np.float64)
+    for part in (np.real, np.imag):
+        g, w = part(got), part(want)
+        bad_g, bad_w = ~np.isfinite(g), ~np.isfinite(w)
+        np.testing.assert_array_equal(bad_g, bad_w, err_msg=f"{part.__name__}: non-finite at")
+        np.testing.assert_array_equal(g[bad_g], w[bad_w], err_msg=f"{part.__name__} values")
+        ok = ~bad_w & (magnitude > 0)
+        err = np.abs(g[ok].astype(np.float64) - w[ok]) / magnitude[ok]
+        assert err.max(initial=0) <= tol, f"{part.__name__}: relative error {err.max():.3g}"
+        np.testing.assert_array_equal(g[~bad_w & (magnitude == 0)], 0)
 
 
 # -- reductions ------------------------------------------------------------------------------

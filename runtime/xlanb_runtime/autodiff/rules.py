@@ -107,7 +107,12 @@ def _real(g, node, z):                        # Re: t -> t + 0i
 
 @vjp(Op.IMAG)
 def _imag(g, node, z):                        # Im: t -> -it
-    return (mul(B.convert(g, z.dtype), full(z, -1j)),)
+    return (B.binary(Op.COMPLEX, full(g, 0), neg(g)),)
+
+
+@vjp(Op.COMPLEX)
+def _complex(g, node, re, im):                # re + i im: g -> (Re g, -Im g)
+    return B.unary(Op.REAL, g), neg(B.unary(Op.IMAG, g))
 
 
 @vjp(Op.CONJ)

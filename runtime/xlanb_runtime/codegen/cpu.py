@@ -31,7 +31,7 @@ from ..ir import Node, Op
 from ..ir.ops import ELEMENTWISE
 from ..passes.fusion import Kernel
 from ..passes.row_fusion import row_space
-from . import rng, templates
+from . import complex_math, rng, templates
 from .vecmath import REASSOC_SAFE
 
 BASE_FASTMATH = ("nsz", "arcp", "contract", "afn")
@@ -77,6 +77,8 @@ def _vecmath_digest() -> str:
 
 _VECMATH_DIGEST = _vecmath_digest()
 _RNG_DIGEST = hashlib.sha256(inspect.getsource(rng).encode()).hexdigest()[:12]
+_COMPLEX_MATH_DIGEST = hashlib.sha256(
+    inspect.getsource(complex_math).encode()).hexdigest()[:12]
 _VECMATH_NAMES = {name for pair in templates.VECMATH.values() for name in pair} | {
     "fmaximum", "fminimum"}
 
@@ -585,6 +587,11 @@ class _Codegen:
             header.append(f"from xlanb_runtime.codegen.vecmath import {', '.join(used)}")
         if "cmath." in body:
             header.append("import cmath")
+        helpers = [name for name in ("cdiv", "cpow", "cexp", "csin", "ccos", "ctanh")
+                   if re.search(rf"\b{name}\(", body)]
+        if helpers:                       # complex division and power as NumPy's loops
+            header.append(f"from xlanb_runtime.codegen.complex_math import "
+                          f"{', '.join(helpers)}  # {_COMPLEX_MATH_DIGEST}")
         if re.search(r"\bsplitmix64\(", body):
             header.append(f"from xlanb_runtime.codegen.rng import splitmix64  # {_RNG_DIGEST}")
 

@@ -228,7 +228,8 @@ class _CudaCodegen(_Codegen):
     # -- kernel kinds ------------------------------------------------------------------
     def generate(self) -> GeneratedCudaKernel:
         k = self.k
-        complex_values = {n.dtype for m in k.nodes for n in (m, *m.inputs) if n.dtype.kind == "c"}
+        complex_values = {n.dtype for m in k.nodes for n in (m, *m.inputs)
+                          if n.dtype.kind == "c"}
         if complex_values:                 # correct on the host; device kernels: not yet
             raise UnsupportedOnDevice(f"{', '.join(sorted(map(str, complex_values)))} values "
                                       "have no CUDA kernels")

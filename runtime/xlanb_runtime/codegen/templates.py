@@ -28,12 +28,14 @@ _LIBM = {Op.EXP: "math.exp", Op.EXPM1: "math.expm1", Op.LOG: "math.log",
 _VECMATH_NAME = {Op.EXP: "exp", Op.EXPM1: "expm1", Op.LOG: "log", Op.LOG1P: "log1p",
                  Op.TANH: "tanh", Op.SIN: "sin", Op.COS: "cos", Op.ERF: "erf"}
 
-# Complex operands: Numba's own complex arithmetic and its cmath (never the real-float
-# vecmath functions).  The builder refuses the ops complex values lack (ops.REAL_ONLY).
-_CMATH = {Op.EXP: "cmath.exp", Op.LOG: "cmath.log", Op.SQRT: "cmath.sqrt",
-          Op.TANH: "cmath.tanh", Op.SIN: "cmath.sin", Op.COS: "cmath.cos"}
+# Complex operands: Numba's complex arithmetic, its cmath and `complex_math` (NumPy's
+# division, power, and exp/sin/cos on the axes), never the real-float vecmath functions.
+# The builder refuses the ops complex values lack (ops.REAL_ONLY).
+_CMATH = {Op.EXP: "cexp", Op.LOG: "cmath.log", Op.SQRT: "cmath.sqrt",
+          Op.TANH: "ctanh", Op.SIN: "csin", Op.COS: "ccos"}
 _COMPLEX = {Op.REAL: "{0}.real", Op.IMAG: "{0}.imag", Op.CONJ: "{0}.conjugate()",
-            Op.RSQRT: "({one} / cmath.sqrt({0}))", Op.IS_FINITE: "(({0} - {0}) == {zero})"}
+            Op.DIV: "cdiv({0}, {1})", Op.POW: "cpow({0}, {1})",      # NumPy's, see complex_math
+            Op.RSQRT: "cdiv({one}, cmath.sqrt({0}))", Op.IS_FINITE: "(({0} - {0}) == {zero})"}
 
 
 def reassociation_safe(op: Op) -> bool:
@@ -48,6 +50,7 @@ _SIMPLE = {
     Op.DIV: "({0} / {1})", Op.FLOOR_DIV: "({0} // {1})", Op.REM: "({0} % {1})",
     Op.POW: "({0} ** {1})", Op.AND: "({0} & {1})", Op.OR: "({0} | {1})",
     Op.XOR: "({0} ^ {1})", Op.ATAN2: "math.atan2({0}, {1})",
+    Op.COMPLEX: "complex({0}, {1})",
     Op.EQ: "({0} == {1})", Op.NE: "({0} != {1})", Op.LT: "({0} < {1})",
     Op.LE: "({0} <= {1})", Op.GT: "({0} > {1})", Op.GE: "({0} >= {1})",
     Op.SELECT: "({1} if {0} else {2})", Op.NEG: "(-{0})", Op.ABS: "abs({0})",
@@ -115,7 +118,8 @@ def expression(op: Op, dtype: np.dtype, operands: list[str], operand_dtype: np.d
     text = _SIMPLE[op].format(*operands)
     if dtype.kind in "iu" and dtype != np.int64:
         text = f"{CAST[dtype.name]}({text})"     # Numba computes small ints as int64
-    elif dtype.kind == "f" and op in (Op.FLOOR, Op.CEIL, Op.ROUND, Op.POW):
+    elif (dtype.kind == "f" and op in (Op.FLOOR, Op.CEIL, Op.ROUND, Op.POW)) or \
+            dtype.kind == "c":                   # complex(re, im) is complex128
         text = f"{CAST[dtype.name]}({text})"
     return text
 

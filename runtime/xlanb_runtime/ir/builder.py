@@ -87,6 +87,11 @@ def real_dtype(dtype) -> np.dtype:
     return np.finfo(dtype).dtype if dtype.kind == "c" else dtype
 
 
+def complex_dtype(dtype) -> np.dtype:
+    """The complex dtype with `dtype` parts (float32 -> complex64)."""
+    return np.result_type(np.dtype(dtype), np.complex64)
+
+
 def _check_complex(op: Op, dtype: np.dtype) -> None:
     if dtype.kind == "c" and op in REAL_ONLY:
         raise IRDTypeError(op, f"not defined for {dtype}")
@@ -108,6 +113,10 @@ def binary(op: Op, x: Node, y: Node) -> Node:
     _check(op in BINARY or op in COMPARE, op, "not a binary op")
     _check(x.shape == y.shape, op, f"shapes differ: {x.shape} vs {y.shape}")
     _check(x.dtype == y.dtype, op, f"dtypes differ: {x.dtype} vs {y.dtype}")
+    if op is Op.COMPLEX:
+        if x.dtype not in (np.float32, np.float64):
+            raise IRDTypeError(op, f"needs float32/float64 parts, got {x.dtype}")
+        return _node(op, (x, y), x.shape, complex_dtype(x.dtype))
     _check_complex(op, x.dtype)
     dtype = np.dtype(bool) if op in COMPARE else x.dtype
     return _node(op, (x, y), x.shape, dtype)

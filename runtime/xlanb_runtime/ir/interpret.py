@@ -145,6 +145,13 @@ def _convert(x, dtype):
     return x.astype(dtype)
 
 
+def _complex(re, im, dtype):
+    """complex(re, im) part by part: exact for any parts (re + 1j*im is not: inf*0)."""
+    out = np.empty(re.shape, dtype)
+    out.real, out.imag = re, im
+    return out
+
+
 def _round(x):
     return np.rint(x) if x.dtype.kind == "f" else x
 
@@ -187,6 +194,7 @@ EVAL: dict[Op, Callable] = {
     Op.OR: lambda n, x, y: np.bitwise_or(x, y),
     Op.XOR: lambda n, x, y: np.bitwise_xor(x, y),
     Op.ATAN2: lambda n, x, y: np.arctan2(x, y),
+    Op.COMPLEX: lambda n, x, y: _complex(x, y, n.dtype),
     Op.EQ: lambda n, x, y: np.equal(x, y),
     Op.NE: lambda n, x, y: np.not_equal(x, y),
     Op.LT: lambda n, x, y: np.less(x, y),

@@ -55,6 +55,7 @@ class Op(enum.Enum):
     OR = "or"
     XOR = "xor"
     ATAN2 = "atan2"
+    COMPLEX = "complex"          # complex(re, im): two floats -> complex64/complex128
     # -- comparison (bool result) -----------------------------------------------------------
     EQ = "compare-eq"
     NE = "compare-ne"
@@ -95,7 +96,7 @@ UNARY = frozenset({Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.EXPM1, Op.LOG, Op.LOG1P, 
                    Op.RSQRT, Op.TANH, Op.SIN, Op.COS, Op.ERF, Op.FLOOR, Op.CEIL, Op.ROUND,
                    Op.NOT, Op.IS_FINITE, Op.REAL, Op.IMAG, Op.CONJ, Op.CONVERT})
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOOR_DIV, Op.REM, Op.POW, Op.MAX,
-                    Op.MIN, Op.AND, Op.OR, Op.XOR, Op.ATAN2})
+                    Op.MIN, Op.AND, Op.OR, Op.XOR, Op.ATAN2, Op.COMPLEX})
 COMPARE = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
 ELEMENTWISE = UNARY | BINARY | COMPARE | {Op.SELECT}
 COMMUTATIVE = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR, Op.EQ, Op.NE})
@@ -108,7 +109,7 @@ EXPENSIVE = frozenset({Op.EXP, Op.EXPM1, Op.LOG, Op.LOG1P, Op.TANH, Op.SIN, Op.C
 # Complex operands: ops only complex values have, and ops that complex values lack (no
 # order, no rounding, no bits; expm1/log1p/erf have no complex code here): the builder
 # refuses them, and the front end lowers or refuses the NumPy call before it gets there.
-COMPLEX_ONLY = frozenset({Op.REAL, Op.IMAG, Op.CONJ})
+COMPLEX_ONLY = frozenset({Op.REAL, Op.IMAG, Op.CONJ})     # complex operands (COMPLEX: floats)
 REAL_ONLY = frozenset({Op.SIGN, Op.EXPM1, Op.LOG1P, Op.ERF, Op.FLOOR, Op.CEIL, Op.ROUND,
                        Op.NOT, Op.FLOOR_DIV, Op.REM, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR,
                        Op.ATAN2, Op.LT, Op.LE, Op.GT, Op.GE})

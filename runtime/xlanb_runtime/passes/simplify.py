@@ -267,7 +267,8 @@ def power_by_multiplying(x: Node, n: Node) -> Node | None:
     """x**k for a constant integer 2 <= k <= POWER_LIMIT by square-and-multiply (like JAX's
     integer_pow): at most 2*log2(k) multiplies, each rounding once (pow rounds once)."""
     k = complex(splat_value(n))                  # a complex exponent counts if it is real
-    if not is_numeric(x) or k.imag or not k.real.is_integer() or not 2 <= k.real <= POWER_LIMIT:
+    if not is_numeric(x) or k.imag or not k.real.is_integer() or \
+            not 2 <= k.real <= POWER_LIMIT:
         return None
     k, result, base = int(k.real), None, x
     while k:
@@ -316,7 +317,7 @@ def reciprocal(x: Node) -> Node | None:
 
 
 def sqrt(x: Node) -> Node | None:
-    return B.unary(Op.SQRT, x) if is_float(x) else None
+    return B.unary(Op.SQRT, x) if x.dtype.kind in "fc" else None
 
 
 def rsqrt(x: Node) -> Node | None:

@@ -18,6 +18,7 @@ Reductions that need an order (max, min, argmax, argmin) go to the hook from
 """
 from __future__ import annotations
 
+import math
 import sys
 import warnings
 
@@ -162,16 +163,45 @@ def _isinf(x: Node) -> Node:
     return B.binary(Op.OR, part_isinf(re), part_isinf(im))
 
 
+def _times_i(x: Node, sign: int = 1) -> Node:
+    """i*x (sign 1) or -i*x (sign -1), exactly: a swap of the parts (a product with 1j
+    would turn an infinite part into nan)."""
+    re, im = _parts(x)
+    if sign > 0:
+        return B.binary(Op.COMPLEX, B.unary(Op.NEG, im), re)
+    return B.binary(Op.COMPLEX, im, B.unary(Op.NEG, re))
+
+
 def _tan(x: Node) -> Node:
     """tan z = -i tanh(iz): tanh stays finite where sin and cos overflow (large |Im z|)."""
-    i = B.broadcast(B.constant(np.array(1j, x.dtype)), x.shape)
-    minus_i = B.broadcast(B.constant(np.array(-1j, x.dtype)), x.shape)
-    return B.binary(Op.MUL, minus_i, B.unary(Op.TANH, B.binary(Op.MUL, i, x)))
+    return _times_i(B.unary(Op.TANH, _times_i(x)), -1)
+
+
+def _real_scale(x: Node, factor: float) -> Node:
+    """x * factor for a real factor, part by part (as NumPy's log10, log2 and exp2 do)."""
+    re, im = _parts(x)
+    c = B.broadcast(B.constant(np.array(factor, re.dtype)), re.shape)
+    return B.binary(Op.COMPLEX, B.binary(Op.MUL, re, c), B.binary(Op.MUL, im, c))
+
+
+def _reciprocal(x: Node) -> Node:
+    """NumPy's complex reciprocal (Smith's 1/z, with nan, not inf, at z = 0):
+    |im| <= |re|: r = im/re, d = re + im r, 1/z = (1/d, -r/d); else r = re/im,
+    d = re r + im, 1/z = (r/d, -1/d)."""
+    re, im = _parts(x)
+    one = B.broadcast(B.constant(np.ones((), re.dtype)), re.shape)
+    mul, div = (lambda a, b: B.binary(Op.MUL, a, b)), (lambda a, b: B.binary(Op.DIV, a, b))
+    r1, r2 = div(im, re), div(re, im)
+    d1, d2 = B.binary(Op.ADD, re, mul(im, r1)), B.binary(Op.ADD, mul(re, r2), im)
+    first = B.binary(Op.LE, B.unary(Op.ABS, im), B.unary(Op.ABS, re))
+    real = B.select(first, div(one, d1), div(r2, d2))
+    imag = B.unary(Op.NEG, B.select(first, div(r1, d1), div(one, d2)))
+    return B.binary(Op.COMPLEX, real, imag)
 
 
 # Ufuncs whose real rule (ufuncs.RULES) is also right on complex operands.
-_SAME_RULE = (np.negative, np.positive, np.absolute, np.exp, np.exp2, np.log, np.log2,
-              np.log10, np.sqrt, np.square, np.reciprocal, np.tanh, np.sin, np.cos,
+_SAME_RULE = (np.negative, np.positive, np.absolute, np.exp, np.log, np.sqrt, np.square,
+              np.tanh, np.sin, np.cos,
               np.isfinite, np.isnan, np.logical_not, np.add, np.subtract, np.multiply,
               np.true_divide, np.power, np.float_power, np.equal, np.not_equal,
               np.logical_and, np.logical_or, np.logical_xor)
@@ -179,6 +209,10 @@ _SAME_RULE = (np.negative, np.positive, np.absolute, np.exp, np.exp2, np.log, np
 COMPLEX_RULES = {
     np.conjugate: lambda x: B.unary(Op.CONJ, x),
     np.tan: _tan,
+    np.reciprocal: _reciprocal,
+    np.log2: lambda x: _real_scale(B.unary(Op.LOG, x), 1 / math.log(2)),
+    np.log10: lambda x: _real_scale(B.unary(Op.LOG, x), 1 / math.log(10)),
+    np.exp2: lambda x: B.unary(Op.EXP, _real_scale(x, math.log(2))),
     np.isinf: _isinf,
     np.less: _LESS,
     np.less_equal: _LESS_EQUAL,

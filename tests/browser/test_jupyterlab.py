@@ -531,6 +531,7 @@ def test_dark_theme(notebook, screens):
     dark = out.locator(".xlanb-headline").evaluate("e => getComputedStyle(e).color")
     assert _luminance(light) < 0.5 < _luminance(dark), (light, dark)
     assert out.locator(".xlanb-report").is_visible()
+    graph_level(out, "kernels")
     out.screenshot(path=screens / "dark-graph-kernels.png")
     graph_level(out, "ops")
     assert out.locator(".xlanb-graph-svg g.xlanb-node").count() == 12

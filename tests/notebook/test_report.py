@@ -169,3 +169,20 @@ def test_widget_has_the_six_tabs(profiled):
     assert isinstance(tab, widgets.Tab)
     assert list(tab.titles) == ["Timeline", "Graph", "Timing", "Memory", "IR", "Kernels"]
     assert tab.children[0].value == profiled.pngs()["timeline"]
+
+
+def test_output_names_and_humanized_text(profiled):
+    from xlanb.notebook.report import humanize_text, output_labels, run_label
+    graph = profiled.to_dict()["graph"]
+    assert graph["output_names"] == ["[0]", "[1]"]          # `layer` returns a tuple
+    assert set(output_labels(profiled.to_dict()).values()) == {"[0]", "[1]"}
+    cells = {"3774433945.py": 12}
+    assert humanize_text("fused add (4 at <xla-cell-3.1>:2): saves 16777216 bytes "
+                         "(1 users outside)", cells) == \
+        "fused add (4 at cell [3], line 2): saves 16.0 MiB (1 user outside)"
+    assert humanize_text("../ipykernel_22638/3774433945.py:24", cells) == "cell [12], line 24"
+    assert humanize_text("train.py:41 (2 users outside)", cells) == \
+        "train.py:41 (2 users outside)"
+    assert run_label({"kernels": [{"ops": ["add", "multiply"]}]}) == "xlanb (fused)"
+    assert run_label({"kernels": [{"ops": ["add"]}], "cell": {"options": {"fusion": False}}}) \
+        == "xlanb (no fusion)"

@@ -1,5 +1,6 @@
 /**
- * The Kernels tab: each kernel's ops, decisions, times and generated source.
+ * The Kernels tab: each kernel's ops, decisions, times and generated source, the
+ * function first and the module's imports and shared constants folded under it.
  */
 import { empty, html } from './dom';
 import { formatSeconds, IKernel, IReport } from './report';
@@ -27,8 +28,43 @@ export function kernelSource(kernel: IKernel, measured?: number): HTMLElement {
     }
     node.appendChild(list);
   }
-  node.appendChild(html('pre', 'xlanb-code', kernel.source));
+  const { body, preamble } = splitSource(kernel.source);
+  node.appendChild(html('pre', 'xlanb-code xlanb-kernel-body', body));
+  if (preamble) {
+    const folded = html('details', 'xlanb-kernel-preamble');
+    const constants = preamble.split('\n').filter(line => /^_\w+ = /.test(line)).length;
+    folded.appendChild(
+      html('summary', undefined, `imports and ${constants} shared constants (folded)`)
+    );
+    folded.appendChild(html('pre', 'xlanb-code', preamble));
+    node.appendChild(folded);
+  }
   return node;
+}
+
+/**
+ * A kernel's source split for reading: `body` is its header comments and its function
+ * (from the first decorator or `def`), `preamble` the imports and module constants in
+ * between (empty when there is no function to put first).
+ */
+export function splitSource(source: string): { body: string; preamble: string } {
+  const lines = source.split('\n');
+  const start = lines.findIndex(line => /^(@|def )/.test(line));
+  if (start <= 0) {
+    return { body: source, preamble: '' };
+  }
+  let header = 0;
+  while (header < start && lines[header].startsWith('#')) {
+    header++;
+  }
+  const preamble = lines.slice(header, start).join('\n').trim();
+  if (!preamble) {
+    return { body: source, preamble: '' };
+  }
+  return {
+    body: [...lines.slice(0, header), ...lines.slice(start)].join('\n'),
+    preamble
+  };
 }
 
 /** Every kernel's source, or a note when the report has no kernels. */

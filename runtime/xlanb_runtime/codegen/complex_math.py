@@ -21,6 +21,20 @@ import cmath
 import math
 
 import numba
+import numpy as np
+
+HELPERS = ("cabs32", "cdiv", "cpow", "cexp", "csin", "ccos", "ctanh")   # what kernels import
+
+
+@numba.njit(inline="always", error_model="numpy", cache=True)
+def cabs32(z):
+    """|z| of a complex64 in float64 (float32 parts can neither overflow nor underflow
+    there), as hypot: inf if a part is inf, even nan.  Vectorizes, where Numba's abs(z)
+    is a hypot call per element (5x slower than NumPy on a fused abs-sum)."""
+    re, im = np.float64(z.real), np.float64(z.imag)
+    if math.isinf(re) or math.isinf(im):
+        return math.inf
+    return math.sqrt(re * re + im * im)
 
 
 @numba.njit(inline="always", error_model="numpy", cache=True)

@@ -587,8 +587,7 @@ class _Codegen:
             header.append(f"from xlanb_runtime.codegen.vecmath import {', '.join(used)}")
         if "cmath." in body:
             header.append("import cmath")
-        helpers = [name for name in ("cdiv", "cpow", "cexp", "csin", "ccos", "ctanh")
-                   if re.search(rf"\b{name}\(", body)]
+        helpers = [name for name in complex_math.HELPERS if re.search(rf"\b{name}\(", body)]
         if helpers:                       # complex division and power as NumPy's loops
             header.append(f"from xlanb_runtime.codegen.complex_math import "
                           f"{', '.join(helpers)}  # {_COMPLEX_MATH_DIGEST}")

@@ -184,6 +184,7 @@ class GraphView {
     defs.appendChild(marker);
 
     const clusterLayer = svg('g', { class: 'xlanb-clusters' });
+    const titleLayer = svg('g', { class: 'xlanb-cluster-titles' });   // above the edges
     for (const kernel of this._expanded) {
       const box = g.node(`c:${kernel}`);
       if (!box || !box.width) {
@@ -209,7 +210,8 @@ class GraphView {
         next.delete(kernel);
         this._expand(next);
       });
-      group.appendChild(title);
+      title.setAttribute('data-kernel', kernel);
+      titleLayer.appendChild(title);
       clusterLayer.appendChild(group);
     }
 
@@ -225,7 +227,9 @@ class GraphView {
       const path = svg('path', {
         d,
         class: `xlanb-edge ${e.fused ? 'xlanb-edge-fused' : 'xlanb-edge-memory'}`,
-        'marker-end': `url(#${this._marker})`
+        'marker-end': `url(#${this._marker})`,
+        'data-src': e.src,
+        'data-dst': e.dst
       });
       tooltip(path, e.fused ? 'fused: stays in registers' : 'through memory');
       edgeLayer.appendChild(path);
@@ -238,7 +242,7 @@ class GraphView {
       nodeLayer.appendChild(group);
       this._nodes.push([n, group]);
     }
-    this._svg.replaceChildren(defs, clusterLayer, edgeLayer, nodeLayer);
+    this._svg.replaceChildren(defs, clusterLayer, edgeLayer, nodeLayer, titleLayer);
     this._frame.dataset.level = this._expanded.size === 0 ? 'kernels' : 'ops';
     this._highlight(this._selected);
     this._home();

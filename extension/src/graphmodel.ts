@@ -177,7 +177,6 @@ export class GraphModel {
       n.kernels.find(k => expanded.has(k));
     const isOp = (n: IGraphNode): boolean =>
       n.kernels.length === 0 || openKernel(n) !== undefined;
-    const rep = (n: IGraphNode): string => (isOp(n) ? `n${n.id}` : `k:${n.kernels[0]}`);
     // Constants show only beside the ops that read them.
     const shownConstant = (n: IGraphNode): boolean =>
       this.edges.some(e => {
@@ -276,18 +275,23 @@ export class GraphModel {
       if (!s || !d || !visible(s) || !visible(d)) {
         continue;
       }
-      const dst = rep(d);
-      if (!isOp(d) && s.kernels.includes(d.kernels[0])) {
-        continue;                                 // inside one collapsed kernel
+      // an op drawn in an open kernel, and every folded kernel that computes d from s
+      const targets = isOp(d) ? [`n${d.id}`] : [];
+      for (const k of d.kernels) {
+        if (!expanded.has(k) && !s.kernels.includes(k)) {
+          targets.push(`k:${k}`);
+        }
       }
-      let src = rep(s);
+      let src = `n${s.id}`;
       if (!isOp(s)) {
-        if (!buffers.has(s.id) || s.kernels.includes(d.kernels[0] ?? '')) {
-          continue;                               // recomputed where it is read
+        if (!buffers.has(s.id)) {
+          continue;                               // never leaves its kernel
         }
         src = `b${s.id}`;
       }
-      addEdge(src, dst, e.fused && isOp(s) && isOp(d));
+      for (const dst of targets) {
+        addEdge(src, dst, e.fused && isOp(s) && isOp(d) && dst === `n${d.id}`);
+      }
     }
     return { nodes, edges };
   }

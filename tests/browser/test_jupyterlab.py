@@ -7,8 +7,9 @@ click for kernel source, zoom and pan), the wheel scrolling the notebook until t
 is clicked into, the timing chart (one axis, round ticks, bars proportional to their
 values, labels that follow the flags), the `%%xla` cell's Python highlighting, the "Run
 cell with XLA comparison" command and the dark theme.  Screenshots of every tab in both
-themes go to each test's tmp folder and to /tmp/xlanb-screens.  The expected numbers come from the report data the kernel sent
-(read from the notebook model), checked against what this cell must compile to.
+themes go to each test's tmp folder and to /tmp/xlanb-screens.  The expected numbers come
+from the report data the kernel sent (read from the notebook model), checked against what
+this cell must compile to.
 """
 from __future__ import annotations
 

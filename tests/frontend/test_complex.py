@@ -193,6 +193,19 @@ def test_real_imag_attributes(dtype, mode):
 
 
 @each_dtype
+def test_np_real_and_np_imag_are_views_as_in_numpy(dtype, mode):
+    """np.real(z) is z.real: a write through it reaches the argument."""
+    def fn(z):
+        np.real(z)[1:] = 0
+        np.imag(z)[0] *= 2
+        return np.real(z).sum() + np.imag(z)
+    mine, theirs = cplx(dtype, 5, 0), cplx(dtype, 5, 0)
+    got = run(fn, (mine,), mode)
+    assert_close(got, fn(theirs))
+    np.testing.assert_array_equal(mine, theirs)              # the argument after the call
+
+
+@each_dtype
 def test_real_imag_of_real_arrays(dtype, mode):
     r = np.linspace(-1, 1, N).astype(real_of(dtype))
     check(lambda r: (np.real(r), np.imag(r), np.real(r) + 1), (r,), mode, exact=True)

@@ -1,18 +1,25 @@
-"""Complex division and power for generated kernels, written as NumPy's complex loops.
+"""Complex arithmetic for generated kernels, written as NumPy's complex loops compute it.
 
     v3 = np.complex64(cdiv(v1, v2))            # z / w
     v4 = np.complex128(cpow(v1, v2))           # z ** w
     v5 = np.complex64(cexp(v1))                # also csin, ccos, ctanh
+    v6 = np.float32(cabs32(v1))                # |z| of a complex64
 
 Numba's own `z / w` raises ZeroDivisionError for w == 0 whatever the error model, its
-`z ** w` differs from NumPy for zero and infinite bases, and its cmath exp, sin, cos and
-tanh give nan parts on the axes where NumPy gives a 0 part (overflow, infinite input).  These follow NumPy's loops:
-division by Smith's method (`w == 0` gives inf/nan parts, as real division does),
-power with NumPy's special cases (z**0 = 1; 0**w = 0 where Re w > 0, else nan; integer
-w with |w| < 100 by repeated squaring, negative w through cdiv) and otherwise
-exp(w log z), which is what NumPy's libm (glibc's cpow) computes; exp, sin, cos and
-tanh exact on the axes.  Off the axes, where both parts of z are inf or nan, sin, cos and
-tanh may give a nan part where NumPy (C99 Annex G) gives an infinite one.  They return complex128; the template casts to the node's dtype.
+`z ** w` differs from NumPy for zero and infinite bases, its cmath exp, sin, cos and tanh
+give nan parts on the axes where NumPy gives a 0 part (overflow, infinite input), and its
+`abs(z)` is a hypot call that stops vectorization.  Here:
+
+- division by Smith's method, as NumPy (`w == 0` gives inf/nan parts, as real division);
+- power with NumPy's special cases (z**0 = 1; 0**w = 0 where Re w > 0, else nan; integer
+  w with |w| < 100 by repeated squaring, negative w through cdiv), otherwise exp(w log z)
+  with C99's product, which is what NumPy's libm (glibc's cpow) computes;
+- exp, sin, cos and tanh exact on the axes.  Off the axes, where both parts of z are inf
+  or nan, sin, cos and tanh may give a nan part where NumPy (C99 Annex G) gives an
+  infinite one;
+- |z| of complex64 in float64, where float32 parts neither overflow nor underflow.
+
+They return complex128 (float64 for cabs32); the templates cast to the node's dtype.
 `njit(inline="always")` like `vecmath` and `rng`: inlined into the kernel's loop.
 """
 from __future__ import annotations

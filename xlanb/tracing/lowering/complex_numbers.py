@@ -1,18 +1,18 @@
 """Complex numbers: real and imaginary parts, angle, casts to real, and the complex loops
 of ufuncs.
 
-Complex arrays are IR values of dtype complex64 / complex128.  The IR has three ops only
-complex values have (`real`, `imag`, `conjugate`) and refuses the ops they lack (order,
-rounding, bits: `ops.REAL_ONLY`), so this module decides, per NumPy call, between a
-lowering and the context's `call_unsupported` hook (a named error under `jit`, NumPy
-itself under `must_compile=False`):
+Complex arrays are IR values of dtype complex64 / complex128.  The IR has ops for the
+parts (`real`, `imag`, `conjugate`, and `complex(re, im)` building one exactly) and
+refuses the ops complex values lack (order, rounding, bits: `ops.REAL_ONLY`), so this
+module decides, per NumPy call, between a lowering and the context's `call_unsupported`
+hook (a named error under `jit`, NumPy itself under `must_compile=False`):
 
-    np.real(z), z.real  -> real(z)        np.angle(z)  -> atan2(imag(z), real(z))
-    np.imag(z), z.imag  -> imag(z)        z.astype(float) -> convert + NumPy's ComplexWarning
+    real(z), imag(z)    -> the parts, read  np.angle(z)  -> atan2(imag(z), real(z))
+    np.real(z), np.imag(z) -> z.real, z.imag (writable views, `views.PartStep`), as NumPy
+    z.astype(float)     -> convert + NumPy's ComplexWarning
     z1 < z2             -> NumPy's lexicographic order (real parts, then imaginary parts)
     np.maximum(z1, z2)  -> select on that order, NaN first, as NumPy's complex loops do
 
-`real` and `imag` are the rules behind the `x.real` / `x.imag` attributes (read access).
 Reductions that need an order (max, min, argmax, argmin) go to the hook from
 `reductions.py`.
 """
@@ -62,8 +62,16 @@ def imag(x) -> Tracer:
         return wrap(B.unary(Op.IMAG, node))
 
 
-implements(np.real)(lambda val: real(val))
-implements(np.imag)(lambda val: imag(val))
+@implements(np.real)
+def real_function(val):
+    """np.real(z) is `z.real`, as in NumPy: on a Tracer the writable view."""
+    return val.real if isinstance(val, Tracer) else real(val)
+
+
+@implements(np.imag)
+def imag_function(val):
+    """np.imag(z) is `z.imag`, as in NumPy: on a Tracer the writable view."""
+    return val.imag if isinstance(val, Tracer) else imag(val)
 
 
 @implements(np.angle)

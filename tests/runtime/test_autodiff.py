@@ -27,6 +27,10 @@ def b(op):
     return lambda x, y: B.binary(op, x, y)
 
 
+def cplx(x, y):
+    return B.binary(Op.COMPLEX, x, y)
+
+
 S = (3, 4)
 POS = (0.5, 2.0)
 ANY = (-2.0, 2.0)
@@ -74,6 +78,15 @@ CASES = {
     Op.SCATTER_ADD: (lambda x, v: B.scatter_add(x, B.constant(np.array([1, 1, 0])), v, 1),
                      [(S, ANY), ((3, 3), ANY)]),
     Op.ALL_REDUCE: (lambda x: B.all_reduce(x, "sum"), [(S, ANY)]),
+    # complex steps between real inputs and a real loss
+    Op.REAL: (lambda x, y: B.unary(Op.REAL, B.binary(Op.MUL, cplx(x, y), cplx(y, y))),
+              [(S, ANY), (S, ANY)]),
+    Op.IMAG: (lambda x, y: B.unary(Op.IMAG, B.binary(Op.MUL, cplx(x, y), cplx(y, y))),
+              [(S, ANY), (S, ANY)]),
+    Op.CONJ: (lambda x, y: B.unary(Op.IMAG, B.binary(Op.MUL, B.unary(Op.CONJ, cplx(x, y)),
+                                                     cplx(y, x))), [(S, ANY), (S, ANY)]),
+    Op.COMPLEX: (lambda x, y: B.unary(Op.ABS, B.binary(Op.ADD, B.unary(Op.EXP, cplx(x, y)),
+                                                       cplx(y, x))), [(S, ANY), (S, ANY)]),
 }
 
 

@@ -200,10 +200,9 @@ class PartStep(ViewStep):
     def write(self, parent, child):
         from xlanb_runtime.ir import Op
         kept = B.unary(Op.IMAG if self.part == "real" else Op.REAL, parent)
+        child = B.convert(child, kept.dtype)
         real, imag = (child, kept) if self.part == "real" else (kept, child)
-        unit = B.broadcast(B.constant(np.asarray(1j, parent.dtype)), parent.shape)
-        return B.binary(Op.ADD, B.convert(real, parent.dtype),
-                        B.binary(Op.MUL, B.convert(imag, parent.dtype), unit))
+        return B.binary(Op.COMPLEX, real, imag)      # exact parts (no inf * 0j -> nan)
 
     def apply(self, array):
         return getattr(array, self.part)

@@ -9,7 +9,9 @@ function (same source, sizes are arguments) costs only tracing and planning.
 """
 from __future__ import annotations
 
+import builtins
 import time
+import warnings
 from dataclasses import dataclass
 
 import numba
@@ -21,7 +23,7 @@ from .dump import ModuleDumper, fusion_dot
 from .codegen import cache
 from .codegen.cpu import generate
 from .executable import CompiledKernel, Executable, build_driver
-from .ir import Graph, print_graph
+from .ir import Graph, interpret, print_graph
 from .passes import OPTIMIZE_PIPELINE, run_pipeline, timed
 from .passes import cost_model
 from .passes.fusion import plan_fusion
@@ -82,6 +84,11 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
         return compile_cuda(graph, options, report)
     settings = flags.current()
     dumper, optimized, plan = optimize_and_plan(graph, options, report)
+    count = sum(1 for k in plan.kernels if k.kind != "library")
+    if 0 < settings.xla_max_kernels < count:
+        return finish(_over_budget(graph, optimized, plan, report, count,
+                                   settings.xla_max_kernels), dumper,
+                      lambda d, s, e, g: dump_program(d, s, e), {})
 
     with report.phase("codegen", "codegen"):
         generated = {k.name: generate(k, numba.config.NUMBA_NUM_THREADS)
@@ -98,6 +105,35 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
     executable = Executable(graph, optimized, plan, kernels, driver, driver_source, buffers,
                             report)
     return finish(executable, dumper, _dump, generated)
+
+
+class CompileBudgetWarning(UserWarning):
+    """A program had more kernels than the compile budget and runs op by op with NumPy."""
+
+
+def _over_budget(graph: Graph, optimized: Graph, plan, report: CompileReport, count: int,
+                 budget: int) -> Executable:
+    """An executable that runs the optimized program op by op with NumPy (the reference
+    interpreter), compiling nothing: Numba costs 0.1-0.5 s per kernel, and a Python loop
+    over array elements unrolls into hundreds of them."""
+    note = (f"{count} kernels exceed the compile budget of {budget} "
+            "(XLANB_FLAGS=--xla_max_kernels=N): the optimized program runs op by op with "
+            "NumPy. Python loops over array elements unroll into many kernels: vectorize "
+            "the loop, or raise the budget")
+    warnings.warn(f"`{graph.name}`: {note}.", CompileBudgetWarning, stacklevel=2)
+    source = "def run(*args):\n    return tuple(_interpret(_program, args))\n"
+    env = {"_interpret": interpret, "_program": optimized, "np": np}
+    exec(builtins.compile(source, f"<xlanb driver {graph.name}>", "exec"), env)
+    nodes = [n for k in plan.kernels for n in k.nodes]
+    kernel = CompiledKernel(
+        "op-by-op", "interpreted", [n.op.value for n in nodes], f"# not compiled: {note}",
+        sum(k.predicted_seconds() for k in plan.kernels), 0.0, [note],
+        sum(cost_model.node_flops(n) for n in nodes),
+        sum(k.read_bytes() + k.write_bytes() for k in plan.kernels),
+        sorted({n.loc for n in nodes if n.loc}))
+    with report.phase("buffer-assignment", "pass"):
+        buffers = assign_buffers(plan, {})
+    return Executable(graph, optimized, plan, [kernel], env["run"], source, buffers, report)
 
 
 def finish(executable, dumper, dump, generated):

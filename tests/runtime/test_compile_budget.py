@@ -1,0 +1,43 @@
+"""The compile budget: a program with more kernels than `--xla_max_kernels` runs op by op
+with NumPy (its optimized graph through the reference interpreter) and compiles nothing."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlanb
+from xlanb_runtime import flags
+from xlanb_runtime.compiler import CompileBudgetWarning
+
+
+def triangular_update(alpha, A, B):          # element-wise Python loops unroll
+    for i in range(B.shape[0]):
+        for j in range(B.shape[1]):
+            B[i, j] += np.dot(A[i + 1:, i], B[i + 1:, j])
+    B *= alpha
+
+
+def test_over_budget_programs_run_op_by_op_with_numpys_results():
+    rng = np.random.default_rng(0)
+    A, B = rng.random((4, 4)), rng.random((4, 3))
+    expected = B.copy()
+    triangular_update(1.5, A, expected)
+    with flags.overriding(xla_max_kernels=4), pytest.warns(CompileBudgetWarning,
+                                                           match="compile budget of 4"):
+        f = xlanb.jit(triangular_update)
+        f(1.5, A, B)
+    np.testing.assert_allclose(B, expected, rtol=1e-13)
+    kernels = f.last_compiled.kernels
+    assert [k.kind for k in kernels] == ["interpreted"] and kernels[0].compile_seconds == 0
+    assert "--xla_max_kernels" in kernels[0].decisions[0]
+
+
+def test_within_budget_programs_compile():
+    with flags.overriding(xla_max_kernels=4):
+        f = xlanb.jit(lambda x: np.tanh(x) * 2 + 1)
+        np.testing.assert_allclose(f(np.ones(3)), np.tanh(1.0) * 2 + 1)
+    assert all(k.kind != "interpreted" for k in f.last_compiled.kernels)
+
+
+def test_budget_flag_parses():
+    assert flags.parse("--xla_max_kernels=12").xla_max_kernels == 12

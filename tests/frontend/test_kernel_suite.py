@@ -1,0 +1,51 @@
+"""Public-suite-style NumPy kernels under jit and auto-clustering: NumPy's results, and
+every argument left as NumPy leaves it (in dtype, shape and value) after the call."""
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+
+import xlanb
+from xlanb_runtime import flags
+
+from kernel_suite import cases
+from tolerance import assert_close
+
+CASES = cases()
+
+
+def _compare(expected, got):
+    if isinstance(expected, tuple):
+        assert isinstance(got, tuple) and len(got) == len(expected)
+        for e, g in zip(expected, got):
+            _compare(e, g)
+        return
+    if expected is None:
+        assert got is None
+        return
+    e, g = np.asarray(expected), np.asarray(got)
+    assert g.dtype == e.dtype and g.shape == e.shape
+    if e.dtype.kind in "fc":
+        # chains of dots and loop-carried updates of well-conditioned inputs (size <= 12)
+        assert_close(g, e, n=64, k=32)
+    else:
+        np.testing.assert_array_equal(g, e)
+
+
+@pytest.mark.parametrize("must_compile", [True, False], ids=["jit", "autocluster"])
+@pytest.mark.parametrize("name,kernel,args", CASES, ids=[c[0] for c in CASES])
+def test_kernel_matches_numpy_including_arguments(name, kernel, args, must_compile):
+    expected_args, got_args = copy.deepcopy(args), copy.deepcopy(args)
+    with np.errstate(all="ignore"):
+        expected = kernel(*expected_args)
+    # loop-heavy kernels unroll: keep compiles short here (the budget is a flag)
+    with flags.overriding(xla_max_kernels=12), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = xlanb.jit(kernel, must_compile=must_compile)(*got_args)
+    _compare(expected, got)
+    for e, g in zip(expected_args, got_args):
+        if isinstance(e, np.ndarray):
+            _compare(e, g)

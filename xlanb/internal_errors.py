@@ -24,6 +24,14 @@ _INTERNAL_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
 _DELIBERATE = (TypeError, ValueError, IndexError)     # NumPy's own classes for misuse
 
 
+def _is_named(exc: BaseException) -> bool:
+    """xlanb's and the runtime's own user-facing errors (CudaUnavailableError, a replica
+    mismatch, ...) already name what happened; a failed pass is an internal failure."""
+    from xlanb_runtime.passes.pipeline import PassError
+    return type(exc).__module__.split(".")[0] in ("xlanb", "xlanb_runtime") and \
+        not isinstance(exc, PassError)
+
+
 def _raised_inside_xlanb(exc: BaseException) -> bool:
     """Whether `exc` is a failure of xlanb's code rather than of the user's.
 
@@ -61,7 +69,7 @@ def named_internal_errors(fn):
             hint="shorten unrolled loops, or run it with `xlanb.jit(f, must_compile=False)`"
         ) from exc
     except Exception as exc:
-        if not _raised_inside_xlanb(exc):
+        if _is_named(exc) or not _raised_inside_xlanb(exc):
             raise
         op, location = current_op()
         raise InternalCompilerError(

@@ -200,7 +200,7 @@ def simulator_cases() -> dict:
                 expected = fn(*args)
                 got = compiled(*args)
             for g, e in zip(got, expected):
-                diff.assert_matches(g, e)
+                diff.assert_matches(g, e, fn)
             return [k.kind for k in compiled.last_compiled.kernels]
         cases[f"random_program_{i:02d}"] = run
     rng = np.random.default_rng(3)

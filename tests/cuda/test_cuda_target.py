@@ -46,8 +46,8 @@ requires_numba_cuda = pytest.mark.skipif(
 def run_cases(*argv: str, simulator: bool) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO), str(REPO / "runtime")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH")
-                                              else []))
+        [str(REPO), str(REPO / "runtime"), str(REPO / "tests")]   # tests: tolerance.py
+        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     if simulator:
         env["NUMBA_ENABLE_CUDASIM"] = "1"

@@ -86,8 +86,9 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
     dumper, optimized, plan = optimize_and_plan(graph, options, report)
     count = sum(1 for k in plan.kernels if k.kind != "library")
     if 0 < settings.xla_max_kernels < count:
-        return finish(_over_budget(graph, optimized, plan, report, count,
-                                   settings.xla_max_kernels), dumper,
+        note = (f"{count} kernels exceed the compile budget of {settings.xla_max_kernels} "
+                "(XLANB_FLAGS=--xla_max_kernels=N)")
+        return finish(_over_budget(graph, optimized, plan, report, note), dumper,
                       lambda d, s, e, g: dump_program(d, s, e), {})
 
     with report.phase("codegen", "codegen"):
@@ -97,7 +98,12 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
                if gen.dot_acc and gen.dot_acc[0] == "scratch"}
     with report.phase("buffer-assignment", "pass"):
         buffers = assign_buffers(plan, scratch)
-    dispatchers, kernels = _compile_kernels(plan, generated, report)
+    try:
+        dispatchers, kernels = _compile_kernels(plan, generated, report,
+                                                settings.xla_max_compile_seconds)
+    except _CompileTimeExceeded as exceeded:
+        return finish(_over_budget(graph, optimized, plan, report, str(exceeded)), dumper,
+                      lambda d, s, e, g: dump_program(d, s, e), {})
     with report.phase("driver", "codegen"):
         driver, driver_source = build_driver(plan, buffers, generated, dispatchers,
                                              debug_nans=settings.xla_debug_nans,
@@ -111,15 +117,18 @@ class CompileBudgetWarning(UserWarning):
     """A program had more kernels than the compile budget and runs op by op with NumPy."""
 
 
-def _over_budget(graph: Graph, optimized: Graph, plan, report: CompileReport, count: int,
-                 budget: int) -> Executable:
+class _CompileTimeExceeded(Exception):
+    pass
+
+
+def _over_budget(graph: Graph, optimized: Graph, plan, report: CompileReport,
+                 why: str) -> Executable:
     """An executable that runs the optimized program op by op with NumPy (the reference
-    interpreter), compiling nothing: Numba costs 0.1-0.5 s per kernel, and a Python loop
-    over array elements unrolls into hundreds of them."""
-    note = (f"{count} kernels exceed the compile budget of {budget} "
-            "(XLANB_FLAGS=--xla_max_kernels=N): the optimized program runs op by op with "
-            "NumPy. Python loops over array elements unroll into many kernels: vectorize "
-            "the loop, or raise the budget")
+    interpreter), compiling nothing more: Numba costs 0.1-0.5 s per kernel, and a Python
+    loop over array elements unrolls into hundreds of them."""
+    note = (f"{why}: the optimized program runs op by op with NumPy. Python loops over "
+            "array elements unroll into many kernels: vectorize the loop, or raise the "
+            "budget")
     warnings.warn(f"`{graph.name}`: {note}.", CompileBudgetWarning, stacklevel=2)
     source = "def run(*args):\n    return tuple(_interpret(_program, args))\n"
     env = {"_interpret": interpret, "_program": optimized, "np": np}
@@ -169,9 +178,17 @@ def optimize_and_plan(graph: Graph, options: CompileOptions, report: CompileRepo
     return dumper, optimized, plan
 
 
-def _compile_kernels(plan, generated, report):
+def _compile_kernels(plan, generated, report, max_seconds: float = 0.0):
+    """Numba-compile every generated kernel; past `max_seconds` of compiling (0: no limit)
+    with kernels still to go, give up (`_CompileTimeExceeded`)."""
     dispatchers, kernels = {}, []
-    for kernel in plan.kernels:
+    start, total = time.perf_counter(), len(plan.kernels)
+    for done, kernel in enumerate(plan.kernels):
+        spent = time.perf_counter() - start
+        if 0 < max_seconds < spent:
+            raise _CompileTimeExceeded(
+                f"compiling took more than {max_seconds:g} s with {total - done} of {total} "
+                "kernels still to go (XLANB_FLAGS=--xla_max_compile_seconds=S)")
         gen = generated.get(kernel.name)
         compile_seconds = 0.0
         if gen is not None and gen.has_function:

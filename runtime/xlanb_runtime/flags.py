@@ -24,7 +24,8 @@ class Flags:
     xla_trace_to: str = ""                      # Chrome trace event file (Perfetto)
     xla_debug_nans: bool = False                # fail at the first kernel making NaN/Inf
     xla_allreduce_combine_threshold_bytes: int = 32 * 1024 * 1024
-    xla_max_kernels: int = 64                   # compile budget; beyond it run op by op
+    xla_max_kernels: int = 256                  # compile budget; beyond it run op by op
+    xla_max_compile_seconds: float = 30.0       # ... and when kernels take longer to compile
 
 
 class FlagError(ValueError):

@@ -41,3 +41,17 @@ def test_within_budget_programs_compile():
 
 def test_budget_flag_parses():
     assert flags.parse("--xla_max_kernels=12").xla_max_kernels == 12
+
+
+def test_compile_time_budget_switches_to_op_by_op():
+    rng = np.random.default_rng(1)
+    x = rng.random(6)
+
+    def program(x):
+        return np.tanh(x) @ np.exp(x) + x.max()
+    with flags.overriding(xla_max_compile_seconds=1e-9), \
+            pytest.warns(CompileBudgetWarning, match="xla_max_compile_seconds"):
+        f = xlanb.jit(program)
+        got = f(x)
+    np.testing.assert_allclose(got, program(x), rtol=1e-13)
+    assert [k.kind for k in f.last_compiled.kernels] == ["interpreted"]

@@ -9,6 +9,13 @@ file:line, and what to do about it, e.g.
 The classes carry `op_name` (the NumPy spelling: `np.unique`, `operator +`, `x[...]`) and
 `location` ("train.py:41", or None when unknown) so callers such as auto-clustering and the
 compile report can show them without parsing the text.
+
+Each class is also the built-in exception that NumPy (or JAX, where NumPy has no such error)
+raises for the same mistake, so code written for NumPy catches ours: ShapeMismatchError is
+a ValueError, DTypeError a TypeError, UnsupportedNumPyFunctionError a NotImplementedError,
+ConcretizationError and DataDependentShapeError TypeErrors (as JAX's
+ConcretizationTypeError), TracerLeakError a TypeError (as JAX's UnexpectedTracerError).
+`except xlanb.CompileError` still catches them all.
 """
 from __future__ import annotations
 
@@ -42,8 +49,10 @@ class CompileError(Exception):
         return text
 
 
-class UnsupportedNumPyFunctionError(CompileError):
+class UnsupportedNumPyFunctionError(CompileError, NotImplementedError):
     """A NumPy function, method or ufunc option that xlanb cannot trace.
+
+    Also a NotImplementedError: the function exists, xlanb does not implement it (yet).
 
     Failing::
 
@@ -56,8 +65,11 @@ class UnsupportedNumPyFunctionError(CompileError):
     """
 
 
-class DataDependentShapeError(CompileError):
+class DataDependentShapeError(CompileError, TypeError):
     """The output's shape depends on the input's values (np.unique, np.nonzero, x[x > 0]).
+
+    Also a TypeError, as JAX's ConcretizationTypeError for the same calls under `jax.jit`:
+    a traced array has a shape and dtype but no values to size the result with.
 
     Failing::
 
@@ -70,8 +82,11 @@ class DataDependentShapeError(CompileError):
     """
 
 
-class ConcretizationError(CompileError):
+class ConcretizationError(CompileError, TypeError):
     """A traced value was needed as a concrete Python value (if, bool(), int(), np.asarray).
+
+    Also a TypeError, as JAX's ConcretizationTypeError: the traced value is of the wrong
+    kind (abstract) for the operation.
 
     While tracing, arrays are placeholders with a shape and dtype but no values, so Python
     control flow cannot branch on them.
@@ -90,8 +105,10 @@ class ConcretizationError(CompileError):
     """
 
 
-class ShapeMismatchError(CompileError):
+class ShapeMismatchError(CompileError, ValueError):
     """Operands whose shapes do not fit together (broadcasting, matmul, concatenate).
+
+    Also a ValueError, which NumPy raises for the same operands.
 
     Failing::
 
@@ -104,8 +121,10 @@ class ShapeMismatchError(CompileError):
     """
 
 
-class DTypeError(CompileError):
+class DTypeError(CompileError, TypeError):
     """A dtype NumPy has no loop or cast for (`-` on bool, `~` on float, `+=` int by float).
+
+    Also a TypeError, which NumPy raises for the same dtypes (its UFuncTypeError).
 
     Failing::
 
@@ -135,8 +154,10 @@ class ComplexGradientError(DTypeError, TypeError):
     """
 
 
-class TracerLeakError(CompileError):
+class TracerLeakError(CompileError, TypeError):
     """A traced value was used after its function finished tracing (stored in a global).
+
+    Also a TypeError, as JAX's UnexpectedTracerError.
 
     Fix: return the value from the function instead of keeping it elsewhere.
     """

@@ -10,8 +10,10 @@ pytest.importorskip("IPython")
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 
+import xlanb  # noqa: E402
 from xlanb.notebook import MIME_TYPE, validate  # noqa: E402
 from xlanb.notebook.cell import cell_names, make_cell_function, parse_cell  # noqa: E402
+from tolerance import assert_close  # noqa: E402
 
 CELL = "w = x + y * z\ns = np.sum(w)\n"
 
@@ -36,6 +38,13 @@ def run_xla(shell, options: str, cell: str):
     with capture_output() as captured:
         shell.run_cell_magic("xla", options, cell)
     return captured
+
+
+def run_cell(shell, options: str, cell: str):
+    """The cell as a user runs it (`%%xla` on its first line): (result, captured output)."""
+    with capture_output() as captured:
+        result = shell.run_cell(f"%%xla {options}\n{cell}", store_history=True)
+    return result, captured
 
 
 def bundles(captured) -> list[dict]:
@@ -74,8 +83,9 @@ def test_top_level_return_is_a_clear_error():
 def test_compare_cell_lands_numpy_equal_outputs_and_displays_three_mimetypes(ip):
     captured = run_xla(ip, "--compare -n 2", CELL)
     x, y, z = (ip.user_ns[k] for k in "xyz")
-    np.testing.assert_allclose(ip.user_ns["w"], x + y * z, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(ip.user_ns["s"], np.sum(x + y * z), rtol=1e-4)
+    assert_close(ip.user_ns["w"], x + y * z)
+    assert_close(ip.user_ns["s"], np.sum(x + y * z), n=1000,
+                 scale=np.sum(np.abs(x) + np.abs(y * z)))
     assert isinstance(ip.user_ns["w"], np.ndarray)
     [bundle] = bundles(captured)
     assert {MIME_TYPE, "text/html", "text/plain"} <= set(bundle)
@@ -101,7 +111,7 @@ def test_running_the_same_cell_again_reuses_the_compiled_function(ip):
     assert magics(ip)._cache.keys() == cache.keys()
     assert captured.outputs == []                                  # --quiet: no display
     x, y, z = (ip.user_ns[k] for k in "xyz")
-    np.testing.assert_allclose(ip.user_ns["w"], x + y * z, rtol=1e-5, atol=1e-6)
+    assert_close(ip.user_ns["w"], x + y * z)
 
 
 def test_no_fusion_compiles_one_kernel_per_op(ip):
@@ -116,7 +126,8 @@ def test_unsupported_code_falls_back_to_numpy_and_says_where(ip):
     captured = run_xla(ip, "--compare -n 1", cell)
     expected = np.unique(np.round(ip.user_ns["x"] * 4))
     np.testing.assert_array_equal(ip.user_ns["u"], expected)
-    np.testing.assert_allclose(ip.user_ns["v"], np.sum(expected * 2), rtol=1e-5)
+    assert_close(ip.user_ns["v"], np.sum(expected * 2), n=expected.size,
+                 scale=np.sum(np.abs(expected * 2)))
     assert "1 part ran with NumPy" in captured.stdout
     assert "np.unique" in captured.stdout and "u = np.unique(np.round(x * 4))" in \
         captured.stdout
@@ -126,33 +137,76 @@ def test_unsupported_code_falls_back_to_numpy_and_says_where(ip):
     assert data["compare"]["allclose"] and data["compare"]["reference"] == "NumPy"
 
 
-def test_compile_error_prints_one_short_message_quoting_the_cell_line(ip):
+# (cell, options, the class xlanb.jit raises for the same code, its built-in base)
+FAILING_CELLS = [
+    ("a = x * 2\nc = x[:10] + y\n", "", xlanb.errors.ShapeMismatchError, ValueError),
+    ("a = x * 2\nc = ~a\n", "", xlanb.errors.DTypeError, TypeError),
+    ("a = x * 2\nc = np.cumsum(a)\n", "--must-compile",
+     xlanb.errors.UnsupportedNumPyFunctionError, NotImplementedError),
+    ("a = x * 2\nc = np.unique(a)\n", "--must-compile",
+     xlanb.errors.DataDependentShapeError, TypeError),
+    ("a = x * 2\nif a.sum() > 0:\n    c = a\n", "--must-compile",
+     xlanb.errors.ConcretizationError, TypeError),
+]
+
+
+@pytest.mark.parametrize("cell,options,cls,builtin", FAILING_CELLS,
+                         ids=[c[2].__name__ for c in FAILING_CELLS])
+def test_failing_cell_raises_what_jit_raises_shown_in_short(ip, cell, options, cls, builtin):
     ip.user_ns.pop("c", None)
-    captured = run_xla(ip, "", "a = x * 2\nc = x[:10] + y\n")
-    assert captured.stderr.startswith("ShapeMismatchError: `operator +` at <xla-cell-")
-    assert "| c = x[:10] + y" in captured.stderr
-    assert "Traceback" not in captured.stderr and len(captured.stderr.splitlines()) <= 3
+    result, captured = run_cell(ip, options, cell)
+    error = result.error_in_exec
+    assert type(error) is cls and isinstance(error, builtin)
+    function = make_cell_function(cell, ip.user_ns, "<xla-cell-test>")
+    with pytest.raises(cls):                          # the same class as the jitted code's
+        xlanb.jit(function.fn)(*[ip.user_ns[n] for n in function.inputs])
+    shown = captured.stdout + captured.stderr
+    assert shown.lstrip().startswith(f"{cls.__name__}: "), shown
+    assert "<xla-cell-" in shown and "Traceback" not in shown
+    assert len(shown.strip().splitlines()) <= 3
     assert "c" not in ip.user_ns                     # nothing lands from a failed cell
 
 
-def test_python_error_in_the_cell_is_short_too(ip):
-    captured = run_xla(ip, "", "a = x * 2\nb = a + undefined_name\n")
-    assert captured.stderr.startswith("NameError: name 'undefined_name' is not defined")
-    assert "| b = a + undefined_name" in captured.stderr
+def test_error_quotes_the_cell_line_and_tb_shows_the_traceback(ip):
+    result, captured = run_cell(ip, "", "a = x * 2\nc = x[:10] + y\n")
+    assert "| c = x[:10] + y" in captured.stdout + captured.stderr
+    result, captured = run_cell(ip, "--tb", "a = x * 2\nc = x[:10] + y\n")
+    assert isinstance(result.error_in_exec, xlanb.errors.ShapeMismatchError)
+    assert "Traceback" in captured.stdout + captured.stderr
 
 
-def test_bad_options_are_one_line_messages(ip):
-    assert "--repeat needs a positive" in run_xla(ip, "-n 0", CELL).stderr
-    assert "invalid choice" in run_xla(ip, "--target tpu", CELL).stderr
+def test_python_error_in_the_cell_is_raised_and_short_too(ip):
+    result, captured = run_cell(ip, "", "a = x * 2\nb = a + undefined_name\n")
+    assert isinstance(result.error_in_exec, NameError)
+    shown = captured.stdout + captured.stderr
+    assert shown.lstrip().startswith("NameError: name 'undefined_name' is not defined")
+    assert "| b = a + undefined_name" in shown and "Traceback" not in shown
 
 
-def test_cuda_target_without_a_gpu_is_a_one_line_message(ip):
+def test_bad_options_are_usage_errors(ip):
+    from IPython.core.error import UsageError
+    with pytest.raises(UsageError, match="--repeat needs a positive"):
+        ip.run_cell_magic("xla", "-n 0", CELL)
+    with pytest.raises(UsageError, match="invalid choice"):
+        ip.run_cell_magic("xla", "--target tpu", CELL)
+
+
+def test_cells_are_named_by_their_input_number(ip):
+    result, _ = run_cell(ip, "--quiet", "q = x * 3\n")
+    assert result.error_in_exec is None
+    number = result.execution_count                   # the cell's In[N], from IPython
+    assert magics(ip).last_report.to_dict()["cell"]["filename"] == f"<xla-cell-{number}>"
+
+
+def test_cuda_target_without_a_gpu_is_a_short_error(ip):
     numba = pytest.importorskip("numba")
     from numba import cuda
     if numba.config.ENABLE_CUDASIM or cuda.is_available():
         pytest.skip("a GPU or the CUDA simulator is there: --target cuda would run")
-    captured = run_xla(ip, "--target cuda", "q = x * 2\n")
-    assert "cuda" in captured.stderr.lower() and "Traceback" not in captured.stderr
+    result, captured = run_cell(ip, "--target cuda", "q = x * 2\n")
+    shown = captured.stdout + captured.stderr
+    assert result.error_in_exec is not None
+    assert "cuda" in shown.lower() and "Traceback" not in shown
 
 
 def test_dump_option_writes_dumps_or_says_it_is_not_available(ip, tmp_path):

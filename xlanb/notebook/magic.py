@@ -12,8 +12,11 @@ bundle (report JSON, static HTML, text, and the ipywidgets view inside a kernel)
 
 Code the compiler cannot take (an unsupported NumPy function, a value-dependent shape,
 Python control flow on an array) is compiled per cluster with `must_compile=False` and the
-cell says which lines ran with NumPy; `--must-compile` makes that an error instead.  Errors
-print as `Type: message` plus the cell line, not a traceback (`--tb` shows the traceback).
+cell says which lines ran with NumPy; `--must-compile` makes that an error instead.  A cell
+that fails raises what `xlanb.jit` raises for the same code (`ShapeMismatchError`, also a
+`ValueError`, ...), so the cell fails as any cell does; the error shows as `Type: message`
+plus the cell line, not a traceback (`--tb` shows the traceback).  Bad options raise
+IPython's `UsageError`.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ import time
 from typing import Any
 
 import numpy as np
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
@@ -70,28 +74,28 @@ class XlaMagics(Magics):
     @argument("--tb", action="store_true", help="show full tracebacks of errors")
     @cell_magic
     def xla(self, line: str, cell: str):
-        """Compile this cell's NumPy code as one xlanb function and show its report."""
+        """Compile this cell's NumPy code as one xlanb function and show its report.
+
+        Errors propagate with their own class (what `xlanb.jit` raises), shown short."""
         try:
             options = parse_argstring(self.xla, line)
-        except Exception as error:                       # UsageError from argparse
-            print(f"%%xla: {error}", file=sys.stderr)
-            return None
+        except UsageError as error:
+            raise UsageError(f"%%xla: {error}") from None
         if options.repeat < 1:
-            print("%%xla: -n/--repeat needs a positive number", file=sys.stderr)
-            return None
+            raise UsageError("%%xla: -n/--repeat needs a positive number")
         if options.target == "cuda" and \
                 importlib.util.find_spec("xlanb_runtime.codegen.cuda") is None:
-            print("%%xla: --target cuda: this xlanb runtime has no CUDA code generator "
-                  "yet; run the cell with --target cpu", file=sys.stderr)
-            return None
+            raise UsageError("%%xla: --target cuda: this xlanb runtime has no CUDA code "
+                             "generator yet; run the cell with --target cpu")
         filename, name = self._cell_filename(cell)
         try:
             return self._run_cell(cell, options, filename, name)
         except Exception as error:
-            if options.tb or not self._is_user_error(error, filename):
-                raise
-            print(short_error(error, filename), file=sys.stderr)
-            return None
+            if not options.tb and self._is_user_error(error, filename):
+                short = short_error(error, filename)
+                # IPython and ipykernel show this instead of the traceback
+                error._render_traceback_ = short.splitlines
+            raise
 
     def _run_cell(self, source: str, options, filename: str, name: str) -> None:
         import xlanb
@@ -167,8 +171,19 @@ class XlaMagics(Magics):
         self.shell.user_ns.update(values)
         self.last_outputs = values
 
+    def _cell_number(self, source: str) -> int:
+        """The running cell's number, its `In[N]`.  IPython 9 counts a cell up before it
+        runs and IPython 8 after, so `execution_count` is N on one and N + 1 on the other;
+        on both the input history ends with this cell (when it runs as a cell)."""
+        history = getattr(getattr(self.shell, "history_manager", None), "input_hist_raw",
+                          None)
+        if history and len(history) > 1 and source.strip() and \
+                source.strip() in history[-1]:
+            return len(history) - 1
+        return getattr(self.shell, "execution_count", 0) or 0
+
     def _cell_filename(self, source: str) -> tuple[str, str]:
-        count = getattr(self.shell, "execution_count", 0) or 0
+        count = self._cell_number(source)
         filename, suffix = f"<xla-cell-{count}>", 0
         while filename in linecache.cache and \
                 "".join(linecache.cache[filename][2]).rstrip() != source.rstrip():
@@ -244,11 +259,11 @@ def compiler_flags(dump: str | None, trace: str | None, notes: list[str]):
 
 def profile(jitted, values: list, repeat: int) -> dict:
     """Per-kernel, fused and op-by-op times of the compiled cell (into its report)."""
+    from ..tracing.boundary import call_params
     from ..tracing.tracer import flatten_args
     compiled = jitted.last_compiled
     leaves, _, _ = flatten_args(tuple(values))
-    return compiled.executable.profile([leaves[i] for i in compiled.traced.param_leaves],
-                                       repeats=repeat)
+    return compiled.executable.profile(call_params(compiled.traced, leaves), repeats=repeat)
 
 
 def _copies(values: list) -> list:

@@ -35,6 +35,7 @@ from . import complex_math, rng, templates
 from .vecmath import REASSOC_SAFE
 
 BASE_FASTMATH = ("nsz", "arcp", "contract", "afn")
+MAX_INDEX_TEXT = 200     # characters: a longer index expression becomes a variable
 
 
 @dataclass
@@ -157,7 +158,19 @@ class _Codegen:
         return f"{buffer}[{', '.join(idx) if idx else '0'}]"
 
     def value(self, node: Node, idx: tuple[str, ...], cache: dict) -> str:
-        """A variable holding `node` at index `idx`, emitting the code to compute it."""
+        """A variable holding `node` at index `idx`, emitting the code to compute it.
+
+        `value_steps` asks for its operands by yielding them, and `run_steps` computes
+        them on an explicit stack: a chain of any depth emits one statement per node, in
+        the same order as a recursive walk, without nearing Python's recursion limit."""
+        cached = cache.get((id(node), idx))
+        if cached is not None:
+            return cached
+        return run_steps(self.value_steps, node, idx, cache)
+
+    def value_steps(self, node: Node, idx: tuple[str, ...], cache: dict):
+        """`value` as a generator: `yield (operand, index)` receives that operand's
+        variable."""
         key = (id(node), idx)
         if key in cache:
             return cache[key]
@@ -175,41 +188,51 @@ class _Codegen:
             result = self._assign(templates.convert(idx[node.arg], np.dtype(np.int64),
                                                     node.dtype))
         elif node.op is Op.RNG_BITS:
-            key = self.value(node.inputs[0], (), cache)
-            result = self._assign(f"splitmix64({key}, {self.flat_index(node, idx)})")
+            seed = (yield (node.inputs[0], ()))
+            result = self._assign(f"splitmix64({seed}, {self.flat_index(node, idx)})")
         elif node.op is Op.BROADCAST:
             operand = node.inputs[0]
             mapped = tuple("0" if operand.shape[i] == 1 else idx[d]
                            for i, d in enumerate(node.arg))
-            return self.value(operand, mapped, cache)
+            return (yield (operand, mapped))
         elif node.op is Op.TRANSPOSE:
             mapped = [""] * node.ndim
             for k, p in enumerate(node.arg):
                 mapped[p] = idx[k]
-            return self.value(node.inputs[0], tuple(mapped), cache)
+            return (yield (node.inputs[0], tuple(mapped)))
         elif node.op is Op.SLICE:
             mapped = tuple(_affine(i, start, step) for i, (start, _, step) in zip(idx, node.arg))
-            return self.value(node.inputs[0], mapped, cache)
+            return (yield (node.inputs[0], self._short(mapped)))
         elif node.op is Op.RESHAPE:
-            return self.value(node.inputs[0], self._reshape_index(node, idx), cache)
+            return (yield (node.inputs[0], self._short(self._reshape_index(node, idx))))
         elif node.op is Op.GATHER:           # np.take: indices clamped into range
             operand, indices = node.inputs
             axis, rank = node.arg, indices.ndim
-            position = self.value(indices, idx[axis:axis + rank], cache)
+            position = (yield (indices, idx[axis:axis + rank]))
             clamped = self._assign(f"min(max({position}, 0), {operand.shape[axis] - 1})")
             mapped = idx[:axis] + (clamped,) + idx[axis + rank:]
-            return self.value(operand, mapped, cache)
+            return (yield (operand, mapped))
         elif node.op is Op.REVERSE:
             mapped = tuple(f"({n - 1} - {i})" if d in node.arg else i
                            for d, (i, n) in enumerate(zip(idx, node.shape)))
-            return self.value(node.inputs[0], mapped, cache)
+            return (yield (node.inputs[0], self._short(mapped)))
         else:
-            operands = [self.value(i, idx, cache) for i in node.inputs]
+            operands = []
+            for operand in node.inputs:
+                operands.append((yield (operand, idx)))
             operand_dtype = node.inputs[-1].dtype
             result = self._assign(templates.expression(node.op, node.dtype, operands,
                                                        operand_dtype))
         cache[key] = result
         return result
+
+    def _short(self, idx: tuple[str, ...]) -> tuple[str, ...]:
+        """`idx` with index expressions longer than MAX_INDEX_TEXT held in variables, so
+        index arithmetic of a long chain of slices or reverses stays flat in the source
+        (deeply nested expressions overflow Python's own parser)."""
+        if all(len(i) <= MAX_INDEX_TEXT for i in idx):
+            return idx
+        return tuple(self._assign(i) if len(i) > MAX_INDEX_TEXT else i for i in idx)
 
     def flat_index(self, node: Node, idx: tuple[str, ...]) -> str:
         """C-order flat index of `idx` in `node`'s shape, Horner style over size arguments
@@ -683,6 +706,24 @@ def adapt_index(idx: tuple[str, ...], space, shape) -> tuple[str, ...]:
         return idx
     outer = iter(i for i, n in zip(idx, space) if n != 1)
     return tuple("0" if n == 1 else next(outer) for n in shape)
+
+
+def run_steps(steps, *args):
+    """Run the generator `steps(*args)`, and each `steps(*request, *args[2:])` it yields,
+    on an explicit stack; a yield receives its request's result.  What a recursive
+    function would compute, at any depth."""
+    extra = args[2:]
+    stack, result = [steps(*args)], None
+    while stack:
+        try:
+            request = stack[-1].send(result)
+        except StopIteration as done:
+            stack.pop()
+            result = done.value
+            continue
+        stack.append(steps(*request, *extra))
+        result = None
+    return result
 
 
 def _affine(index: str, start: int, step: int) -> str:

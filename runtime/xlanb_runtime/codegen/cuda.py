@@ -211,7 +211,7 @@ class _CudaCodegen(_Codegen):
             self.emit(f"{names[0]} = {rest}")
         return names
 
-    def value(self, node: Node, idx: tuple[str, ...], cache: dict) -> str:
+    def value_steps(self, node: Node, idx: tuple[str, ...], cache: dict):
         if node is self.k.dot and self.dot_var is not None:
             return self.dot_var
         if node.op in _UNARY_MATH or node.op in (Op.RSQRT, Op.ATAN2):
@@ -219,11 +219,13 @@ class _CudaCodegen(_Codegen):
             if key in cache:
                 return cache[key]
             if self.k.contains(node):
-                operands = [self.value(i, idx, cache) for i in node.inputs]
+                operands = []
+                for operand in node.inputs:
+                    operands.append((yield (operand, idx)))
                 cache[key] = self._assign(expression(node.op, node.dtype, operands,
                                                      node.inputs[-1].dtype))
                 return cache[key]
-        return super().value(node, idx, cache)
+        return (yield from super().value_steps(node, idx, cache))
 
     # -- kernel kinds ------------------------------------------------------------------
     def generate(self) -> GeneratedCudaKernel:

@@ -16,6 +16,14 @@ kept per signature and later calls with that signature run it without tracing.
 counts, hits and compile seconds; each distinct break once, with its count, reason and the
 user's line.  Cost: a call with breaks is traced again (its control flow may depend on
 values), and each break writes the live values out to memory.
+
+Never far behind NumPy.  For small arrays that cost can exceed the work itself (a loop of
+tiny steps with a break each), so for a signature whose calls break, `PathChoice` times
+the clustered path and plain NumPy (the function itself, called on the caller's arrays:
+NumPy's semantics by definition) on real calls, and runs the faster, measuring the other
+again now and then.  A call also compiles new clusters for at most
+`CALL_COMPILE_BUDGET_SECONDS`; clusters met after that run op by op with NumPy and compile
+on a later call, so no first call waits for dozens of compiles.
 """
 from __future__ import annotations
 
@@ -55,6 +63,7 @@ class AutoClusterReport:
     distinct breaks, over every call so far."""
     clusters: list[dict] = field(default_factory=list)
     breaks: list[ClusterBreak] = field(default_factory=list)
+    paths: dict[str, PathChoice] = field(default_factory=dict)   # signature -> choice
     _cluster_index: dict = field(default_factory=dict, repr=False)
     _break_index: dict = field(default_factory=dict, repr=False)
 
@@ -65,6 +74,8 @@ class AutoClusterReport:
                 "ops": ops, "kernels": len(kernels), "kernel_names": kernels, "hits": 0,
                 "compile_seconds": seconds}
             self.clusters.append(entry)
+        elif kernels and not entry["kernels"]:         # ran op by op, compiled since
+            entry.update(kernels=len(kernels), kernel_names=kernels, compile_seconds=seconds)
         entry["hits"] += 1
 
     def record_break(self, what: str, location: str | None, reason: str) -> None:
@@ -84,6 +95,8 @@ class AutoClusterReport:
         for b in self.breaks:
             lines.append(f"  break at {b.location or '?'} ({b.count}x): {b.what}: "
                          f"{b.reason}")
+        for signature, choice in self.paths.items():
+            lines.append(f"  {signature}: {choice.describe()}")
         return "\n".join(lines)
 
 
@@ -101,6 +114,50 @@ def cluster_graph(params: list[Node], outputs: list[Node], name: str
             mapping[id(node)] = with_inputs(node, [mapping[id(i)] for i in node.inputs])
     new_params = [mapping[id(params[i])] for i in used]
     return Graph(new_params, [mapping[id(o)] for o in outputs], name), used
+
+
+CALL_COMPILE_BUDGET_SECONDS = 2.0
+
+
+@dataclass
+class PathChoice:
+    """Clustered or plain NumPy, for one signature of a function whose calls break.
+
+    Each path is timed on real calls: `SAMPLES` calls each after the first (which
+    compiles), then the faster one runs, and every `REMEASURE_EVERY` calls the other runs
+    once more, in case the first timings caught compiles or a busy machine."""
+    SAMPLES = 2
+    REMEASURE_EVERY = 64
+    seconds: dict = field(default_factory=lambda: {"clustered": [], "numpy": []})
+    calls: int = 0
+
+    def next_path(self) -> str:
+        self.calls += 1
+        for path in ("clustered", "numpy"):
+            if len(self.seconds[path]) < self.SAMPLES:
+                return path
+        best = self.best()
+        if self.calls % self.REMEASURE_EVERY == 0:
+            return "numpy" if best == "clustered" else "clustered"
+        return best
+
+    def record(self, path: str, seconds: float) -> None:
+        times = self.seconds[path]
+        times.append(seconds)
+        del times[:-self.SAMPLES]
+
+    def best(self) -> str | None:
+        if not all(self.seconds.values()):
+            return None
+        return min(self.seconds, key=lambda path: min(self.seconds[path]))
+
+    def describe(self) -> str:
+        measured = ", ".join(f"{path} {min(times) * 1e6:.0f} us" for path, times
+                             in self.seconds.items() if times)
+        best = self.best()
+        if best is None:
+            return f"measuring ({measured or 'no call timed yet'})"
+        return f"runs {'with NumPy' if best == 'numpy' else 'clustered'} ({measured})"
 
 
 class _ClusteringContext(TraceContext):
@@ -192,13 +249,18 @@ class AutoClusterer:
         self.interpreted: dict[str, Graph] = {}      # clusters that failed to compile
         self.whole: dict = {}                        # signature -> Compiled (no break)
         self.compile_seconds: dict[str, float] = {}
+        self.call_compile_seconds = 0.0              # spent compiling in this call
+        self.paths: dict = {}                        # signature -> PathChoice (breaks)
         self.report = AutoClusterReport()
 
     def compiled_cluster(self, graph: Graph) -> tuple[str, Any]:
-        """(cache key, executable or None when it runs op by op) for a cluster graph."""
+        """(cache key, executable or None when it runs op by op) for a cluster graph.
+        Past this call's compile budget a new cluster runs op by op, compiling later."""
         text = print_graph(graph, show_locations=False)
         if text in self.executables or text in self.interpreted:
             return text, self.executables.get(text)
+        if self.call_compile_seconds > CALL_COMPILE_BUDGET_SECONDS:
+            return text, None
         start = time.perf_counter()
         try:
             with named_internal_errors(self.jitted.fn), originals_restored():
@@ -209,6 +271,7 @@ class AutoClusterer:
                           FallbackWarning, stacklevel=5)
             self.interpreted[text] = graph
         self.compile_seconds[text] = time.perf_counter() - start
+        self.call_compile_seconds += self.compile_seconds[text]
         return text, self.executables.get(text)
 
     def run_cluster(self, params: list[Node], outputs: list[Node], name: str,
@@ -244,8 +307,24 @@ class AutoClusterer:
             self.report.record_cluster(compiled.cache_text, compiled.ops,
                                        [k.name for k in compiled.kernels], 0.0)
             return compiled.call_flat(leaves)
+        choice = self.paths.get(key)
+        if choice is None:                             # the first call, or no break yet
+            return self._clustered(fn, args, kwargs, leaves, key)
+        path = choice.next_path()
+        start = time.perf_counter()
+        if path == "numpy":
+            with suspended():
+                result = fn(*args, **kwargs)
+        else:
+            result = self._clustered(fn, args, kwargs, leaves, key)
+        choice.record(path, time.perf_counter() - start)
+        return result
+
+    def _clustered(self, fn, args, kwargs, leaves, key):
+        """Trace the call, compiling and running a cluster at each break."""
         _, in_tree, _ = flatten_args(args, kwargs, self.jitted.static_argnums)
         statics = self.jitted._static_leaves.setdefault(in_tree, set())
+        self.call_compile_seconds = 0.0
 
         def trace_once(static_leaves):
             context = _ClusteringContext(self, getattr(fn, "__name__", "main"))
@@ -258,6 +337,8 @@ class AutoClusterer:
             if compiled is not None:
                 self.whole[self.jitted.signature(args, kwargs)[1]] = compiled
                 return compiled.call_flat(leaves)
+        elif key not in self.paths:
+            self.paths[key] = self.report.paths[_describe_leaves(leaves)] = PathChoice()
         graph = traced.graph
         outputs = self.run_cluster(graph.params, graph.outputs, graph.name,
                                    context.input_values)
@@ -276,6 +357,13 @@ class AutoClusterer:
         self.report.record_cluster(text, compiled.ops, [k.name for k in executable.kernels],
                                    self.compile_seconds.get(text, 0.0))
         return compiled
+
+
+def _describe_leaves(leaves) -> str:
+    """`f64[256,256], float`: a signature as the report shows it."""
+    return ", ".join(f"{leaf.dtype}[{','.join(map(str, leaf.shape))}]"
+                     if isinstance(leaf, np.ndarray) else type(leaf).__name__
+                     for leaf in leaves)
 
 
 class FallbackWarning(UserWarning):

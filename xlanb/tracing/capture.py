@@ -51,6 +51,7 @@ _LIBRARY_DIRS = tuple({os.path.abspath(p) + os.sep for p in
 _lock = threading.Lock()
 _active_traces = 0
 _originals: dict[tuple[object, str], object] = {}   # (module, name) -> NumPy's function
+_wrappers: dict[tuple[object, str], tuple] = {}     # (module, name) -> (NumPy's, wrapper)
 
 
 @contextlib.contextmanager
@@ -112,17 +113,26 @@ def is_library_file(filename: str) -> bool:
 def _install() -> None:
     if _originals:
         return
+    if not _wrappers:
+        _build_wrappers()
+    for (module, name), (original, wrapper) in _wrappers.items():
+        _originals[(module, name)] = original
+        setattr(module, name, wrapper)
+
+
+def _build_wrappers() -> None:
+    """The wrappers, made once: installing them is then a few dozen attribute writes,
+    which auto-clustering does at every break."""
     for name in CREATION:
         original = getattr(np, name, None)
         if original is not None:
-            _originals[(np, name)] = original
-            setattr(np, name, _wrap(original))
+            _wrappers[(np, name)] = (original, _wrap(original))
     for name in dir(np.random):                   # the global RandomState's draws
         original = getattr(np.random, name)
         if isinstance(getattr(original, "__self__", None), np.random.RandomState) and \
                 not name.startswith(("seed", "get_", "set_")):
-            _originals[(np.random, name)] = original
-            setattr(np.random, name, _wrap_draw(original, f"np.random.{name}"))
+            _wrappers[(np.random, name)] = (original, _wrap_draw(original,
+                                                                 f"np.random.{name}"))
 
 
 def _uninstall() -> None:

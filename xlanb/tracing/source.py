@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import os
 import sys
 
@@ -34,11 +35,13 @@ _CONTEXTLIB = os.path.abspath(contextlib.__file__)
 _EXAMPLES = frozenset(os.path.join(_INTERNAL[0], name) for name in ("demo.py",))
 
 
+@functools.lru_cache(maxsize=4096)     # asked for every traced op: paths are slow to normalize
 def _is_internal(filename: str) -> bool:
     path = os.path.abspath(filename)
     return (path.startswith(_INTERNAL) or path == _CONTEXTLIB) and path not in _EXAMPLES
 
 
+@functools.lru_cache(maxsize=4096)
 def format_location(filename: str, lineno: int) -> str:
     absolute = os.path.abspath(filename)
     try:

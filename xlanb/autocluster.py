@@ -21,7 +21,7 @@ Never far behind NumPy.  For small arrays that cost can exceed the work itself (
 tiny steps with a break each), so for a signature whose calls break, `PathChoice` times
 the clustered path and plain NumPy (the function itself, called on the caller's arrays:
 NumPy's semantics by definition) on real calls, and runs the faster, measuring the other
-again now and then.  A call also compiles new clusters for at most
+again from time to time.  A call also compiles new clusters for at most
 `CALL_COMPILE_BUDGET_SECONDS`; clusters met after that run op by op with NumPy and compile
 on a later call, so no first call waits for dozens of compiles.
 """
@@ -38,10 +38,11 @@ import xlanb_runtime
 from xlanb_runtime.ir import Graph, Node, Op, interpret, print_graph
 from xlanb_runtime.ir.graph import topological_order, with_inputs
 
+from .api import _fast_signature
 from .errors import InternalCompilerError
 from .internal_errors import named_internal_errors
 from .pytree import tree_map
-from .tracing.boundary import finish_call
+from .tracing.boundary import find_aliases, finish_call
 from .tracing.capture import originals_restored, suspended
 from .tracing.source import user_location
 from .tracing.tracer import (TraceContext, Tracer, flatten_args, trace,
@@ -124,24 +125,28 @@ class PathChoice:
     """Clustered or plain NumPy, for one signature of a function whose calls break.
 
     Each path is timed on real calls: `SAMPLES` calls each after the first (which
-    compiles), then the faster one runs, and every `REMEASURE_EVERY` calls the other runs
-    once more, in case the first timings caught compiles or a busy machine."""
+    compiles), then the faster one runs.  The slower is measured once more whenever the
+    faster has run for `REMEASURE_AFTER` times the slower's time (the first timings may
+    have caught compiles or a busy machine), so re-measuring costs at most ~5%."""
     SAMPLES = 2
-    REMEASURE_EVERY = 64
+    REMEASURE_AFTER = 20.0
     seconds: dict = field(default_factory=lambda: {"clustered": [], "numpy": []})
-    calls: int = 0
+    since_remeasure: float = 0.0         # seconds the faster path ran since
 
     def next_path(self) -> str:
-        self.calls += 1
         for path in ("clustered", "numpy"):
             if len(self.seconds[path]) < self.SAMPLES:
                 return path
         best = self.best()
-        if self.calls % self.REMEASURE_EVERY == 0:
-            return "numpy" if best == "clustered" else "clustered"
+        other = "numpy" if best == "clustered" else "clustered"
+        if self.since_remeasure >= self.REMEASURE_AFTER * min(self.seconds[other]):
+            self.since_remeasure = 0.0
+            return other
         return best
 
     def record(self, path: str, seconds: float) -> None:
+        if path == self.best():
+            self.since_remeasure += seconds
         times = self.seconds[path]
         times.append(seconds)
         del times[:-self.SAMPLES]
@@ -251,6 +256,7 @@ class AutoClusterer:
         self.compile_seconds: dict[str, float] = {}
         self.call_compile_seconds = 0.0              # spent compiling in this call
         self.paths: dict = {}                        # signature -> PathChoice (breaks)
+        self.known_fast: dict = {}                   # arrays-only key -> whole or paths
         self.report = AutoClusterReport()
 
     def compiled_cluster(self, graph: Graph) -> tuple[str, Any]:
@@ -301,23 +307,39 @@ class AutoClusterer:
             return fn(*args, **kwargs)
 
     def _call(self, fn, args, kwargs):
+        fast = _fast_signature(args, kwargs) if self.jitted._simple else None
+        if fast is not None and find_aliases(fast[1]) is None:
+            known = self.known_fast.get(fast[0])     # arrays only: a cheaper key
+            if known is not None:
+                return self._run_known(known, fn, args, kwargs, fast[1], None)
+        else:
+            fast = None
         leaves, key = self.jitted.signature(args, kwargs)
-        compiled = self.whole.get(key)
-        if compiled is not None:                       # a value-independent trace
-            self.report.record_cluster(compiled.cache_text, compiled.ops,
-                                       [k.name for k in compiled.kernels], 0.0)
-            return compiled.call_flat(leaves)
-        choice = self.paths.get(key)
-        if choice is None:                             # the first call, or no break yet
-            return self._clustered(fn, args, kwargs, leaves, key)
-        path = choice.next_path()
+        known = self.whole.get(key) or self.paths.get(key)
+        if known is None:                              # the first call, or no break yet
+            result = self._clustered(fn, args, kwargs, leaves, key)
+            known = self.whole.get(key) or self.paths.get(key)
+            if fast is not None and known is not None:
+                self.known_fast[fast[0]] = known
+            return result
+        return self._run_known(known, fn, args, kwargs, leaves, key)
+
+    def _run_known(self, known, fn, args, kwargs, leaves, key):
+        """A call of a signature seen before: its whole program, or the faster path."""
+        if not isinstance(known, PathChoice):
+            self.report.record_cluster(known.cache_text, known.ops,
+                                       [k.name for k in known.kernels], 0.0)
+            return known.call_flat(leaves)
+        path = known.next_path()
         start = time.perf_counter()
         if path == "numpy":
             with suspended():
                 result = fn(*args, **kwargs)
         else:
+            if key is None:
+                leaves, key = self.jitted.signature(args, kwargs)
             result = self._clustered(fn, args, kwargs, leaves, key)
-        choice.record(path, time.perf_counter() - start)
+        known.record(path, time.perf_counter() - start)
         return result
 
     def _clustered(self, fn, args, kwargs, leaves, key):

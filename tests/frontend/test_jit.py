@@ -192,3 +192,18 @@ def test_one_compiled_function_called_from_several_threads():
         results = list(pool.map(lambda x: [f(x) for _ in range(20)][-1], inputs))
     for x, got in zip(inputs, results):
         assert_close(got, normalize(x), n=32)
+
+
+@pytest.mark.parametrize("must_compile", [True, False], ids=["jit", "autocluster"])
+def test_python_int_argument_as_an_index_in_item_assignment(must_compile):
+    def update(A, i, k, v):
+        A[i] = 2 * A[k]              # one traced index: an exact dynamic update
+        A[i, 1:] = v                 # not a whole row: retraced with i static
+        A[[0, k]] += 1               # a list holding a traced int is an index array
+        return A[k]
+    f = xlanb.jit(update, must_compile=must_compile)
+    for i, k in [(1, 2), (3, 0), (1, 2)]:
+        got_A, want_A = np.arange(16.0).reshape(4, 4), np.arange(16.0).reshape(4, 4)
+        got, want = f(got_A, i, k, 0.5), update(want_A, i, k, 0.5)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got_A, want_A)

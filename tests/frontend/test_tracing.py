@@ -345,6 +345,10 @@ SHAPE_ROWS = [
                                           *([1] * (np.ndim(x) - 2))), normal(2, 3)),
     ("len_and_iter", lambda x: sum(row * i for i, row in enumerate(x)) + len(x), normal(3, 2)),
     ("tril_triu", lambda x: (np.tril(x), np.triu(x, 1), np.tril(x, -1)), normal(3, 4)),
+    ("diag", lambda x: (np.diag(x), np.diag(x, 1), np.diag(x, -2), np.diag(x, 9), x.diagonal(2),
+                        np.diag(x[0]), np.diag(x[1], -2), np.diag(x[:, 0], 1),
+                        np.diagflat(x[:2, :2], -1), np.diagonal(np.stack([x, x]), 1, 1, 2)),
+     normal(3, 4)),
     ("split", lambda x: (np.split(x, 2), np.split(x, [1, 3], axis=1), np.array_split(x, 3, 1)),
      normal(4, 5)),
     ("pad", lambda x: (np.pad(x, 1), np.pad(x, ((0, 1), (2, 0)), constant_values=-1)),
@@ -399,6 +403,8 @@ INDEX_ROWS = [
                                       x[:, [False, True, True, False]]), normal(3, 4)),
     ("traced_scalar_index", lambda x, i: (x[i], x[:, i]), args_of(normal(4, 5),
                                                                   lambda rng: np.int64(-2))),
+    ("list_with_traced_entry", lambda x, i: (x[[0, i]], x[:, [i, 1, i]]),
+     args_of(normal(4, 5), lambda rng: np.int64(2))),
     ("take", lambda x, i: (np.take(x, i), np.take(x, i, axis=1), x.take([0, -1], axis=0),
                            np.take(x, i + 10, mode="wrap"), np.take(x, i * 3, axis=1, mode="clip")),
      args_of(normal(4, 5), idx(2, 3, high=4))),
@@ -616,3 +622,36 @@ def test_setitem_with_index_arrays(dtype):
     rng = np.random.default_rng(19)
     x = (normal(4, 5)(rng) * 5).astype(dtype)
     check(set_int_arrays, x, rng.integers(-4, 4, 4))
+
+
+def set_repeated_concrete_indices(x):
+    y = x.copy()
+    y[[0, 0, 2]] = x[[1, 2, 3]] * 10          # NumPy: the last write to row 0 wins
+    y[[3, 1, 3], [0, 1, 0]] = x[0, :3]
+    y[:, [1, 1]] = x[:, [2, 3]]
+    return y
+
+
+def set_traced_scalar_index(x, i):
+    y = x.copy()
+    y[i] = x[0] * 2                  # one index cannot repeat: an exact update
+    y[:, i] += 1
+    return y
+
+
+@pytest.mark.parametrize("dtype", [F32, I64])
+def test_setitem_with_a_traced_scalar_index(dtype):
+    x = (normal(4, 5)(np.random.default_rng(20)) * 5).astype(dtype)
+    check(set_traced_scalar_index, x, np.int64(-2))
+    check(set_repeated_concrete_indices, x)
+
+
+def test_diagonal_of_a_matrix_is_read_only_as_in_numpy():
+    def write_diagonal(a):
+        d = np.diag(a)
+        d[0] = 1.0
+    from xlanb.errors import ReadOnlyArrayError
+    with pytest.raises(ValueError, match="read-only"):
+        write_diagonal(np.ones((3, 3)))
+    with pytest.raises(ReadOnlyArrayError):
+        trace(write_diagonal, (np.ones((3, 3)),))

@@ -134,7 +134,7 @@ _METHODS = {
     "max": np.max, "min": np.min, "argmax": np.argmax, "argmin": np.argmin, "any": np.any,
     "all": np.all, "clip": np.clip, "dot": np.dot, "swapaxes": np.swapaxes,
     "squeeze": np.squeeze, "ravel": np.ravel, "take": np.take, "repeat": np.repeat,
-    "round": np.round, "trace": np.trace, "nonzero": np.nonzero,
+    "round": np.round, "trace": np.trace, "diagonal": np.diagonal, "nonzero": np.nonzero,
     "reshape": _reshape, "transpose": _transpose, "astype": _astype, "flatten": _flatten,
     "copy": _copy, "fill": _fill,
 }

@@ -13,8 +13,11 @@ has a data-dependent shape and goes to the `call_unsupported` hook.
 places v (broadcast, converted to x's dtype) at the slice and mask is the same pad of
 `True`.  `x[bool_mask] = scalar` is select(mask, scalar, x).  With integer-array indices
 (and full slices), `scatter-add` places v and counts hits for the mask: exact for a scalar v,
-and for an array v when the indices are provably distinct (`g[np.arange(n), labels] -= 1`);
-otherwise the update goes to the `call_unsupported` hook.
+for an array v when the indices are provably distinct (`g[np.arange(n), labels] -= 1`, or a
+single traced index), and for concrete indices that repeat (only each target's last write
+is placed, as NumPy's last write wins).  Otherwise the update goes to the
+`call_unsupported` hook, after a retrace with the Python-scalar arguments the key reads made
+static (`A[i, 1:] = v` for an int argument i).
 """
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ import numpy as np
 from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
-from ..tracer import Tracer
+from ..capture import _holds_tracer, _stack_nested
+from ..tracer import StaticScalarsNeeded, Tracer
 from ..views import IndexStep
 from .masked import MaskedSelection, same_value
 from . import implements, unsupported
@@ -55,6 +59,8 @@ class _Plan:
 
 
 def _is_bool_array(k) -> bool:
+    if isinstance(k, list) and _holds_tracer(k):
+        return _stack_nested(k).dtype == np.bool_
     return isinstance(k, (np.ndarray, list, Tracer)) and np.dtype(
         k.dtype if isinstance(k, (np.ndarray, Tracer)) else np.asarray(k).dtype) == np.bool_
 
@@ -66,7 +72,9 @@ def _normalize_key(shape: tuple[int, ...], key) -> list:
     for k in key:
         if isinstance(k, Tracer) and k.node.op is Op.CONSTANT:
             k = k.node.arg                     # an index array made in the function
-        if isinstance(k, list):
+        if isinstance(k, list) and _holds_tracer(k):
+            k = wrap(_stack_nested(k))         # A[[0, p]] with a traced p: an index array
+        elif isinstance(k, list):
             k = np.asarray(k)
             k = k.astype(np.intp) if k.size == 0 else k
         if isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim > 0:
@@ -208,7 +216,10 @@ def _advanced(y: Node, advanced) -> Node:
 
 
 def _provably_unique(advanced, shape) -> bool:
-    """Linear indices are mixed-radix numbers: one distinct concrete digit makes all distinct."""
+    """Linear indices are mixed-radix numbers: one distinct concrete digit makes all distinct.
+    A single index (`A[i] = row` with a traced scalar i) cannot repeat."""
+    if int(np.prod(shape, dtype=np.int64)) <= 1:
+        return True
     for _, _, known in advanced:
         if known is not None:
             digits = np.broadcast_to(known, shape).reshape(-1)
@@ -217,11 +228,26 @@ def _provably_unique(advanced, shape) -> bool:
     return False
 
 
+def _last_writes(advanced, sizes: list[int], shape) -> tuple[np.ndarray, np.ndarray] | None:
+    """For concrete indices: (positions of each target's last write in the flattened index
+    shape, those targets), NumPy's last-write-wins order; None if an index is traced."""
+    if any(known is None for _, _, known in advanced):
+        return None
+    linear = np.zeros(shape, np.int64)
+    for (_, _, known), stride in zip(advanced, np.cumprod([1] + sizes[:0:-1])[::-1].tolist()):
+        linear = linear + np.broadcast_to(known, shape).astype(np.int64) * stride
+    linear = linear.reshape(-1)
+    _, first_from_end = np.unique(linear[::-1], return_index=True)
+    keep = np.sort(linear.size - 1 - first_from_end)
+    return keep.astype(np.int64), linear[keep]
+
+
 def _advanced_update(x: Node, plan: _Plan, value) -> Node | None:
     """x[i0, :, i1] = v with integer-array indices and full slices: scatter-add + select.
 
     A scalar v is exact for any indices (the scatter only counts hits); an array v needs
-    provably distinct indices, since NumPy's last-write-wins is not a sum.  None: can't.
+    provably distinct indices, since NumPy's last-write-wins is not a sum, or concrete ones
+    (then only the last write to each target is scattered).  None: can't.
     """
     full = all(spec == (0, n, 1) for spec, n in zip(plan.specs, x.shape))
     if plan.reverse or not full or tuple(plan.out_shape) != x.shape:
@@ -235,9 +261,11 @@ def _advanced_update(x: Node, plan: _Plan, value) -> Node | None:
     hit = B.binary(Op.GT, hits, B.broadcast(scalar(0, np.int32), hits.shape))
     hit = B.broadcast(hit, merged.shape, (0,))
     v = to_node(value, x.dtype)
+    last = None if v.ndim == 0 or _provably_unique(plan.advanced, shape) else \
+        _last_writes(plan.advanced, [x.shape[p] for p in positions], shape)
     if v.ndim == 0:
         placed = B.broadcast(v, merged.shape)
-    elif _provably_unique(plan.advanced, shape):
+    elif _provably_unique(plan.advanced, shape) or last is not None:
         k, rest_shape = len(shape), [x.shape[d] for d in rest]
         perm = _placement(positions, k, k + len(rest))
         target = shape + tuple(rest_shape)
@@ -248,6 +276,11 @@ def _advanced_update(x: Node, plan: _Plan, value) -> Node | None:
         v = broadcast_to(v, target)
         if perm is not None:
             v = B.transpose(v, list(np.argsort(perm)))
+        if last is not None:             # repeated concrete indices: the last write wins
+            keep, targets = last
+            v = B.gather(B.reshape(v, (int(np.prod(shape, dtype=np.int64)),) + tuple(rest_shape)),
+                         constant_node(keep), 0)
+            linear = constant_node(targets)
         zeros = B.broadcast(scalar(0, x.dtype), merged.shape)
         placed = B.scatter_add(zeros, linear, v, 0)
     else:
@@ -313,6 +346,19 @@ def _scalar_mask_update(x: Tracer, key, value) -> Node | None:
     return B.select(mask, broadcast_to(to_node(value, x.dtype), x.shape), x.node)
 
 
+def _scalar_arguments_read(x: Tracer, key) -> frozenset[int]:
+    """The Python-scalar arguments that the traced entries of `key` depend on."""
+    entries = list(key) if isinstance(key, tuple) else [key]
+    found = frozenset()
+    while entries:
+        k = entries.pop()
+        if isinstance(k, list):
+            entries.extend(k)
+        elif isinstance(k, Tracer):
+            found |= x.context.scalar_leaves_read_by(k.node)
+    return found
+
+
 def lower_setitem(x: Tracer, key, value) -> None:
     if isinstance(value, MaskedSelection):
         mask = _selection_mask(x, key)
@@ -333,6 +379,9 @@ def lower_setitem(x: Tracer, key, value) -> None:
             x.node = updated
             return
     if plan.mask is not None or plan.advanced:
+        needed = _scalar_arguments_read(x, key)
+        if needed:                 # `A[i, 1:] = v`, i a Python int argument: retrace, i static
+            raise StaticScalarsNeeded(needed)
         result = unsupported(index_update, (x, key, value), {},
                              "x[index_array] = v (item assignment through an index array)")
         x.node = to_node(result, x.dtype)

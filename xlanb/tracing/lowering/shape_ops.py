@@ -312,6 +312,66 @@ tril = implements(np.tril)(_triangle(True))
 triu = implements(np.triu)(_triangle(False))
 
 
+def _diagonal(x: Node, offset: int) -> Node:
+    """The `offset` diagonal of the last two axes: a strided slice of them flattened."""
+    rows, cols = x.shape[-2:]
+    first_row, first_col = max(-offset, 0), max(offset, 0)
+    count = max(0, min(rows - first_row, cols - first_col))
+    flat = B.reshape(x, x.shape[:-2] + (rows * cols,))
+    start = first_row * cols + first_col
+    if count == 0:
+        return slice_axis(flat, x.ndim - 2, 0, 0)
+    return slice_axis(flat, x.ndim - 2, start, start + (count - 1) * (cols + 1) + 1, cols + 1)
+
+
+def _read_only(tracer: Tracer) -> Tracer:
+    """NumPy's diagonals are read-only views: a write raises as it does in NumPy."""
+    tracer.writeable = False
+    return tracer
+
+
+@implements(np.diagonal)
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    x = to_node(a)
+    if x.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    axis1, axis2 = normalize_axis(axis1, x.ndim), normalize_axis(axis2, x.ndim)
+    if axis1 == axis2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    rest = [d for d in range(x.ndim) if d not in (axis1, axis2)]
+    x = B.transpose(x, rest + [axis1, axis2])
+    return _read_only(wrap(_diagonal(x, operator.index(offset))))
+
+
+def _diagonal_matrix(v: Node, k: int) -> Node:
+    """The square matrix with `v` (1-D) on its k-th diagonal, zeros elsewhere."""
+    n = v.shape[0] + abs(k)
+    row, col = B.iota((n, n), np.int64, 0), B.iota((n, n), np.int64, 1)
+    on = B.binary(Op.EQ, B.binary(Op.SUB, col, row), B.broadcast(scalar(k, np.int64), (n, n)))
+    position = row if k >= 0 else col                # v[i] sits in row i (k >= 0)
+    last = B.broadcast(scalar(max(v.shape[0] - 1, 0), np.int64), (n, n))
+    values = B.gather(v, B.binary(Op.MIN, position, last), 0) if v.shape[0] else \
+        B.broadcast(scalar(0, v.dtype), (n, n))
+    return B.select(on, values, B.broadcast(scalar(0, v.dtype), (n, n)))
+
+
+@implements(np.diag)
+def diag(v, k=0):
+    x = to_node(v)
+    k = operator.index(k)
+    if x.ndim == 1:
+        return wrap(_diagonal_matrix(x, k))
+    if x.ndim == 2:
+        return _read_only(wrap(_diagonal(x, k)))
+    raise ValueError("Input must be 1- or 2-d.")
+
+
+@implements(np.diagflat)
+def diagflat(v, k=0):
+    x = to_node(v)
+    return wrap(_diagonal_matrix(B.reshape(x, (x.size,)), operator.index(k)))
+
+
 def slice_axis(x: Node, axis: int, start: int, stop: int, step: int = 1) -> Node:
     specs = [(0, n, 1) for n in x.shape]
     specs[axis] = (start, stop, step)

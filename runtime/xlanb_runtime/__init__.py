@@ -2,6 +2,10 @@
 
 __version__ = "0.1.0"
 
+from .memory import tune_allocator  # noqa: E402
+
+tune_allocator()
+
 from .compiler import CompileOptions, compile  # noqa: E402
 from .executable import CompiledKernel, Executable  # noqa: E402
 from .report import CompileReport  # noqa: E402

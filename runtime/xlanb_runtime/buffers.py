@@ -7,6 +7,7 @@ Storage classes:
   pooled  an intermediate: lives in a per-thread arena block reused across calls, and
           blocks are shared by intermediates whose lifetimes do not overlap
   view    a reshape of another value (no copy)
+  loop    a loop's results: arrays its body's program returned (fresh on every trip)
 
 The pass walks kernels in execution order, frees a block after its value's last reader and
 hands it to the next intermediate that fits (smallest fitting block first).  Peak pooled
@@ -19,12 +20,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .ir import Graph, Node, Op
+from .ir.ops import CONTROL_FLOW
 from .passes.fusion import FusionPlan
 
 
 @dataclass
 class Storage:
-    kind: str                      # param | const | fresh | pooled | view
+    kind: str                      # param | const | fresh | pooled | view | loop
     block: int | None = None       # pooled: arena block index
     base: Node | None = None       # view: the viewed node
 
@@ -59,6 +61,8 @@ def assign_buffers(plan: FusionPlan, scratch_needs: dict[str, tuple]) -> BufferA
     for kernel in plan.kernels:
         if kernel.kind == "library" and kernel.root.op is Op.RESHAPE:
             storage[id(kernel.root)] = Storage("view", base=kernel.root.inputs[0])
+        elif kernel.kind == "library" and kernel.root.op in CONTROL_FLOW:
+            storage[id(kernel.root)] = Storage("loop")
     outputs = {id(_root(o, storage)) for o in graph.outputs}
 
     last_use: dict[int, int] = {}

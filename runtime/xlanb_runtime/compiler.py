@@ -10,6 +10,7 @@ function (same source, sizes are arguments) costs only tracing and planning.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import time
 import warnings
 from dataclasses import dataclass
@@ -22,11 +23,12 @@ from .buffers import assign_buffers
 from .dump import ModuleDumper, fusion_dot
 from .codegen import cache
 from .codegen.cpu import generate
-from .executable import CompiledKernel, Executable, build_driver
-from .ir import Graph, interpret, print_graph
+from .executable import CompiledKernel, Executable, build_driver, loop_runner
+from .ir import Graph, Op, interpret, print_graph
 from .passes import OPTIMIZE_PIPELINE, run_pipeline, timed
 from .passes import cost_model
 from .passes.fusion import plan_fusion
+from .passes.loop_reroll import reroll_loops
 from .report import CompileReport
 
 
@@ -83,8 +85,11 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
         from .cuda_executable import compile_cuda
         return compile_cuda(graph, options, report)
     settings = flags.current()
+    graph = _reroll(graph, options, report)
     dumper, optimized, plan = optimize_and_plan(graph, options, report)
-    count = sum(1 for k in plan.kernels if k.kind != "library")
+    loops = _compile_loop_bodies(plan, target, options, report)
+    count = sum(1 for k in plan.kernels if k.kind != "library") + \
+        sum(len(body.kernels) for _, body in loops.values())
     if 0 < settings.xla_max_kernels < count:
         note = (f"{count} kernels exceed the compile budget of {settings.xla_max_kernels} "
                 "(XLANB_FLAGS=--xla_max_kernels=N)")
@@ -101,6 +106,10 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
     try:
         dispatchers, kernels = _compile_kernels(plan, generated, report,
                                                 settings.xla_max_compile_seconds)
+        for name, (runner, body) in loops.items():
+            dispatchers[name] = runner
+            kernels.extend(dataclasses.replace(k, name=f"{name}/{k.name}")
+                           for k in body.kernels)
     except _CompileTimeExceeded as exceeded:
         return finish(_over_budget(graph, optimized, plan, report, str(exceeded)), dumper,
                       lambda d, s, e, g: dump_program(d, s, e), {})
@@ -111,6 +120,36 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
     executable = Executable(graph, optimized, plan, kernels, driver, driver_source, buffers,
                             report)
     return finish(executable, dumper, _dump, generated)
+
+
+def _reroll(graph: Graph, options: CompileOptions, report: CompileReport) -> Graph:
+    """`loop-reroll` (CPU): unrolled copies of a Python loop's body become a loop node."""
+    if "loop-reroll" in options.disabled_passes:
+        return graph
+    start = time.perf_counter()
+    before = len(graph.nodes)
+    rolled = reroll_loops(graph)
+    report.add("loop-reroll", "pass", start, time.perf_counter() - start,
+               nodes_before=before, nodes_after=len(rolled.nodes), changed=rolled is not graph)
+    return rolled
+
+
+def _compile_loop_bodies(plan, target: str, options: CompileOptions,
+                         report: CompileReport) -> dict:
+    """Each loop kernel's body compiled as a program of its own: kernel name -> (runner,
+    body executable).  Its phases join this report's timeline under the loop's name."""
+    loops = {}
+    for kernel in plan.kernels:
+        if kernel.kind != "library" or kernel.root.op is not Op.LOOP:
+            continue
+        spec = kernel.root.arg
+        body_report = CompileReport(spec.body.name, target, origin=report.origin)
+        body = _compile(spec.body, target, options, body_report)
+        for phase in body_report.phases:
+            report.phases.append(dataclasses.replace(phase,
+                                                     name=f"{kernel.name}/{phase.name}"))
+        loops[kernel.name] = (loop_runner(body, spec.trips, spec.carried), body)
+    return loops
 
 
 class CompileBudgetWarning(UserWarning):

@@ -115,6 +115,21 @@ def nan_checker(plan: FusionPlan) -> Callable:
     return check
 
 
+def loop_runner(body: "Executable", trips: int, carried: int) -> Callable:
+    """Runs a loop node: the body's compiled program `trips` times, the carried values of
+    one trip feeding the next; returns the body's outputs after the last trip."""
+    run = body.driver
+
+    def loop(*inputs):
+        state, invariant = inputs[:carried], inputs[carried:]
+        outputs = state
+        for _ in range(trips):
+            outputs = run(*state, *invariant)
+            state = outputs[:carried]
+        return outputs
+    return loop
+
+
 def library_call(node: Node) -> Callable:
     """A library kernel: the reference op on its input arrays, written into `out`."""
     def run(out, *inputs):
@@ -208,6 +223,16 @@ class DriverBuilder:
     def emit_kernel(self, kernel: Kernel) -> None:
         if kernel.kind == "library":
             node = kernel.root
+            if node.op is Op.LOOP:                  # the body's program, trips times
+                runner = self.bind(self.dispatchers[kernel.name], "loop")
+                operands = ", ".join(self.var(i) for i in node.inputs)
+                self.lines.append(f"{self.new_buffer_name(node)} = {runner}({operands})"
+                                  f"   # {kernel.name}")
+                return
+            if node.op is Op.LOOP_RESULT:
+                self.lines.append(f"{self.new_buffer_name(node)} = "
+                                  f"{self.var(node.inputs[0])}[{node.arg}]")
+                return
             if node.op is Op.RESHAPE:
                 source = self.var(node.inputs[0])
                 self.lines.append(f"{self.new_buffer_name(node)} = "

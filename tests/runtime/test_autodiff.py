@@ -16,7 +16,9 @@ from xlanb_runtime.ir import builder as B
 from tolerance import assert_close, graph_scale
 
 F64 = np.float64
-NOT_DIFFERENTIABLE = {op for op in Op if op.name == "RNG_BITS"}   # random bits: no gradient
+# random bits have no gradient; loops are rolled by the compiler after autodiff ran on the
+# traced (unrolled) program, so a gradient never meets one (NotDifferentiableError if asked)
+NOT_DIFFERENTIABLE = {op for op in Op if op.name in ("RNG_BITS", "LOOP", "LOOP_RESULT")}
 
 
 def u(op):

@@ -216,6 +216,8 @@ class _Codegen:
             mapped = tuple(f"({n - 1} - {i})" if d in node.arg else i
                            for d, (i, n) in enumerate(zip(idx, node.shape)))
             return (yield (node.inputs[0], self._short(mapped)))
+        elif node.op is Op.PAD:              # interior 0 (fusion's rule): a bounds test
+            result = yield from self._pad_value(node, idx)
         else:
             operands = []
             for operand in node.inputs:
@@ -225,6 +227,25 @@ class _Codegen:
                                                        operand_dtype))
         cache[key] = result
         return result
+
+    def _pad_value(self, node: Node, idx: tuple[str, ...]):
+        """The operand where `idx` falls inside it, else the padding value.  The operand is
+        read at a clamped index either way, so no load leaves its buffer."""
+        operand, fill = node.inputs
+        fill_value = (yield (fill, ()))
+        if 0 in operand.shape:
+            return fill_value
+        inside, mapped = [], []
+        for i, (low, _, _), n in zip(idx, node.arg, operand.shape):
+            if low == 0 and n == node.shape[len(mapped)]:
+                mapped.append(i)
+                continue
+            inside.append(f"{low} <= {i} < {low + n}")
+            mapped.append(f"min(max({i} - {low}, 0), {n - 1})")
+        value = (yield (operand, self._short(tuple(mapped))))
+        if not inside:
+            return value
+        return self._assign(f"{value} if {' and '.join(inside)} else {fill_value}")
 
     def _short(self, idx: tuple[str, ...]) -> tuple[str, ...]:
         """`idx` with index expressions longer than MAX_INDEX_TEXT held in variables, so
@@ -304,6 +325,10 @@ class _Codegen:
                                self.matmul)
 
     def gen_loop(self) -> None:
+        update = region_update(self.k.root) if len(self.k.outputs) == 1 else None
+        if update is not None:
+            self.gen_region_update(*update)
+            return
         sizes = self.size_names(self.k.root.shape)
         if not sizes:
             self.write_outputs(self.k.outputs, (), {}, self.k.root.shape)
@@ -314,6 +339,20 @@ class _Codegen:
         self.emit(f"for {inner} in {loop}({sizes[-1]}):")
         with self.distributed_loop():
             self.write_outputs(self.k.outputs, outer + (inner,), {}, self.k.root.shape)
+
+    def gen_region_update(self, base: Node, value: Node, config) -> None:
+        """`x[a:b] = v` (select(pad(mask), pad(v), x) with one region): copy x, then write
+        v over the region.  Two plain loops that vectorize, where the select would test
+        every element and clamp every read."""
+        root = self.k.root
+        idx = self.open_loops(self.size_names(root.shape), "i", self.parallel)
+        self.emit(f"out0[{', '.join(idx) or '0'}] = {self.value(base, idx, {})}")
+        self.depth -= len(idx)
+        region = self.open_loops(self.size_names(value.shape, "u"), "k", self.parallel)
+        target = tuple(k if low == 0 else f"{k} + {low}" for k, (low, _, _) in
+                       zip(region, config))
+        computed = self.value(value, region, {})
+        self.emit(f"out0[{', '.join(target) or '0'}] = {computed}")
 
     def gen_scatter(self) -> None:
         """out = base; out[..., indices[k], ...] += updates[k] (indices clamped)."""
@@ -856,6 +895,29 @@ def should_parallelize(kernel: Kernel, threads: int) -> bool:
         return suffix and (len(axes) < rank or full_sum) and not any(
             kernel.region[id(o)] == "in" for o in kernel.outputs)
     return True
+
+
+def region_update(node: Node):
+    """(x, v, pad config) when `node` is `x` with one region replaced by `v`: the lowering
+    of `x[a:b, c:d] = v`, select(pad(all-true, false), pad(v, _), x)."""
+    if node.op is not Op.SELECT or node.ndim == 0:
+        return None
+    mask, padded, base = node.inputs
+    if not (mask.op is Op.PAD and padded.op is Op.PAD and mask.arg == padded.arg
+            and all(interior == 0 for _, _, interior in mask.arg)):
+        return None
+    inside, outside = mask.inputs
+    if not (_splat_value(inside) is True and _splat_value(outside) is False):
+        return None
+    return base, padded.inputs[0], padded.arg
+
+
+def _splat_value(node: Node):
+    while node.op is Op.BROADCAST:
+        node = node.inputs[0]
+    if node.op is Op.CONSTANT and node.arg.size == 1 and node.dtype == np.bool_:
+        return bool(node.arg.reshape(()))
+    return None
 
 
 def generate(kernel: Kernel, threads: int = 1) -> GeneratedKernel:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 from typing import Sequence
 
 import numpy as np
 
-from .graph import Node, type_str
+from .graph import LoopBody, Node, type_str
 from .ops import (ARGREDUCE_KINDS, BINARY, COMPARE, COMPLEX_ONLY, Op, REAL_ONLY,
                   REDUCE_KINDS, UNARY)
 
@@ -52,9 +53,11 @@ def _node(op: Op, inputs: Sequence[Node], shape, dtype, arg=None) -> Node:
     return Node(op, inputs, shape, dtype, arg, current_location())
 
 
-def _check(cond: bool, op: Op, message: str) -> None:
+def _check(cond: bool, op: Op, message) -> None:
+    """`message`: a string, or a function making it (formatting dtypes costs
+    microseconds, and traces build nodes by the thousand)."""
     if not cond:
-        raise IRShapeError(op, message)
+        raise IRShapeError(op, message() if callable(message) else message)
 
 
 # -- leaves --------------------------------------------------------------------------------
@@ -71,7 +74,7 @@ def constant(value, dtype=None) -> Node:
 
 def iota(shape: Sequence[int], dtype, dimension: int) -> Node:
     shape = tuple(shape)
-    _check(0 <= dimension < len(shape), Op.IOTA, f"dimension {dimension} out of range")
+    _check(0 <= dimension < len(shape), Op.IOTA, lambda: f"dimension {dimension} out of range")
     return _node(Op.IOTA, (), shape, dtype, dimension)
 
 
@@ -102,7 +105,8 @@ def _check_complex(op: Op, dtype: np.dtype) -> None:
 def unary(op: Op, x: Node) -> Node:
     _check(op in UNARY and op is not Op.CONVERT, op, "not a unary op")
     if op is Op.NOT:
-        _check(x.dtype == np.bool_ or x.dtype.kind in "iu", op, f"needs bool/int, got {x.dtype}")
+        _check(x.dtype == np.bool_ or x.dtype.kind in "iu", op,
+               lambda: f"needs bool/int, got {x.dtype}")
     _check_complex(op, x.dtype)
     dtype = np.dtype(bool) if op in _BOOL_RESULT else \
         real_dtype(x.dtype) if op in _PART_RESULT else x.dtype
@@ -111,8 +115,8 @@ def unary(op: Op, x: Node) -> Node:
 
 def binary(op: Op, x: Node, y: Node) -> Node:
     _check(op in BINARY or op in COMPARE, op, "not a binary op")
-    _check(x.shape == y.shape, op, f"shapes differ: {x.shape} vs {y.shape}")
-    _check(x.dtype == y.dtype, op, f"dtypes differ: {x.dtype} vs {y.dtype}")
+    _check(x.shape == y.shape, op, lambda: f"shapes differ: {x.shape} vs {y.shape}")
+    _check(x.dtype == y.dtype, op, lambda: f"dtypes differ: {x.dtype} vs {y.dtype}")
     if op is Op.COMPLEX:
         if x.dtype not in (np.float32, np.float64):
             raise IRDTypeError(op, f"needs float32/float64 parts, got {x.dtype}")
@@ -123,11 +127,11 @@ def binary(op: Op, x: Node, y: Node) -> Node:
 
 
 def select(pred: Node, on_true: Node, on_false: Node) -> Node:
-    _check(pred.dtype == np.bool_, Op.SELECT, f"predicate must be bool, got {pred.dtype}")
+    _check(pred.dtype == np.bool_, Op.SELECT, lambda: f"predicate must be bool, got {pred.dtype}")
     _check(pred.shape == on_true.shape == on_false.shape, Op.SELECT,
-           f"shapes differ: {pred.shape}, {on_true.shape}, {on_false.shape}")
+           lambda: f"shapes differ: {pred.shape}, {on_true.shape}, {on_false.shape}")
     _check(on_true.dtype == on_false.dtype, Op.SELECT,
-           f"dtypes differ: {on_true.dtype} vs {on_false.dtype}")
+           lambda: f"dtypes differ: {on_true.dtype} vs {on_false.dtype}")
     return _node(Op.SELECT, (pred, on_true, on_false), pred.shape, on_true.dtype)
 
 
@@ -146,11 +150,13 @@ def broadcast(x: Node, shape: Sequence[int], dims: Sequence[int] | None = None) 
     if dims is None:
         dims = tuple(range(len(shape) - x.ndim, len(shape)))
     dims = tuple(int(d) for d in dims)
-    _check(len(dims) == x.ndim, Op.BROADCAST, f"{len(dims)} dims for a rank-{x.ndim} operand")
-    _check(list(dims) == sorted(set(dims)), Op.BROADCAST, f"dims {dims} must increase")
+    _check(len(dims) == x.ndim, Op.BROADCAST,
+           lambda: f"{len(dims)} dims for a rank-{x.ndim} operand")
+    _check(list(dims) == sorted(set(dims)), Op.BROADCAST,
+           lambda: f"dims {dims} must increase")
     for i, d in enumerate(dims):
         _check(0 <= d < len(shape) and x.shape[i] in (1, shape[d]), Op.BROADCAST,
-               f"cannot broadcast {x.shape} to {shape}")
+               lambda: f"cannot broadcast {x.shape} to {shape}")
     if x.shape == shape:
         return x
     return _node(Op.BROADCAST, (x,), shape, x.dtype, dims)
@@ -158,7 +164,7 @@ def broadcast(x: Node, shape: Sequence[int], dims: Sequence[int] | None = None) 
 
 def reshape(x: Node, shape: Sequence[int]) -> Node:
     shape = tuple(int(d) for d in shape)
-    _check(int(np.prod(shape, dtype=np.int64)) == x.size, Op.RESHAPE,
+    _check(math.prod(shape) == x.size, Op.RESHAPE,
            f"cannot reshape {x.shape} ({x.size} elements) to {shape}")
     if shape == x.shape:
         return x
@@ -177,10 +183,10 @@ def transpose(x: Node, perm: Sequence[int]) -> Node:
 def slice_(x: Node, specs: Sequence[tuple[int, int, int]]) -> Node:
     """Static strided slice: specs[d] = (start, stop, step) with 0 <= start, step >= 1."""
     specs = tuple((int(a), int(b), int(c)) for a, b, c in specs)
-    _check(len(specs) == x.ndim, Op.SLICE, f"{len(specs)} slice specs for rank {x.ndim}")
+    _check(len(specs) == x.ndim, Op.SLICE, lambda: f"{len(specs)} slice specs for rank {x.ndim}")
     for (start, stop, step), n in zip(specs, x.shape):
         _check(0 <= start <= n and start <= stop <= n and step >= 1, Op.SLICE,
-               f"bad slice ({start}, {stop}, {step}) of a dimension of size {n}")
+               lambda: f"bad slice ({start}, {stop}, {step}) of a dimension of size {n}")
     if all(s == (0, n, 1) for s, n in zip(specs, x.shape)):
         return x
     shape = tuple(len(range(a, b, c)) for a, b, c in specs)
@@ -190,8 +196,8 @@ def slice_(x: Node, specs: Sequence[tuple[int, int, int]]) -> Node:
 def pad(x: Node, value: Node, config: Sequence[tuple[int, int, int]]) -> Node:
     """config[d] = (low, high, interior) >= 0; `value` is a scalar node of x's dtype."""
     config = tuple((int(a), int(b), int(c)) for a, b, c in config)
-    _check(value.shape == () and value.dtype == x.dtype, Op.PAD, "padding value must be a "
-           f"scalar of {x.dtype}")
+    _check(value.shape == () and value.dtype == x.dtype, Op.PAD,
+           lambda: f"padding value must be a scalar of {x.dtype}")
     _check(len(config) == x.ndim and all(min(c) >= 0 for c in config), Op.PAD,
            f"bad pad config {config}")
     shape = tuple(lo + hi + n + max(n - 1, 0) * interior
@@ -203,13 +209,13 @@ def concatenate(xs: Sequence[Node], axis: int) -> Node:
     xs = list(xs)
     _check(len(xs) >= 1, Op.CONCATENATE, "needs at least one operand")
     first = xs[0]
-    _check(0 <= axis < first.ndim, Op.CONCATENATE, f"axis {axis} out of range")
+    _check(0 <= axis < first.ndim, Op.CONCATENATE, lambda: f"axis {axis} out of range")
     for x in xs[1:]:
-        _check(x.dtype == first.dtype, Op.CONCATENATE, f"dtypes differ: {first.dtype}, "
+        _check(x.dtype == first.dtype, Op.CONCATENATE, lambda: f"dtypes differ: {first.dtype}, "
                f"{x.dtype}")
         same = all(a == b for d, (a, b) in enumerate(zip(x.shape, first.shape)) if d != axis)
         _check(x.ndim == first.ndim and same, Op.CONCATENATE,
-               f"shapes {first.shape} and {x.shape} differ off axis {axis}")
+               lambda: f"shapes {first.shape} and {x.shape} differ off axis {axis}")
     if len(xs) == 1:
         return first
     shape = list(first.shape)
@@ -219,7 +225,7 @@ def concatenate(xs: Sequence[Node], axis: int) -> Node:
 
 def reverse(x: Node, axes: Sequence[int]) -> Node:
     axes = tuple(sorted(int(a) for a in axes))
-    _check(all(0 <= a < x.ndim for a in axes), Op.REVERSE, f"axes {axes} out of range")
+    _check(all(0 <= a < x.ndim for a in axes), Op.REVERSE, lambda: f"axes {axes} out of range")
     if not axes:
         return x
     return _node(Op.REVERSE, (x,), x.shape, x.dtype, axes)
@@ -229,23 +235,23 @@ def reverse(x: Node, axes: Sequence[int]) -> Node:
 
 def reduce(x: Node, kind: str, axes: Sequence[int]) -> Node:
     axes = tuple(sorted(set(int(a) for a in axes)))
-    _check(kind in REDUCE_KINDS, Op.REDUCE, f"unknown reduction {kind!r}")
-    _check(all(0 <= a < x.ndim for a in axes), Op.REDUCE, f"axes {axes} out of range")
+    _check(kind in REDUCE_KINDS, Op.REDUCE, lambda: f"unknown reduction {kind!r}")
+    _check(all(0 <= a < x.ndim for a in axes), Op.REDUCE, lambda: f"axes {axes} out of range")
     if kind in ("any", "all"):
-        _check(x.dtype == np.bool_, Op.REDUCE, f"{kind} needs bool, got {x.dtype}")
+        _check(x.dtype == np.bool_, Op.REDUCE, lambda: f"{kind} needs bool, got {x.dtype}")
     if kind in ("max", "min"):
         _check_complex(Op.MAX if kind == "max" else Op.MIN, x.dtype)
         _check(all(x.shape[a] > 0 for a in axes), Op.REDUCE,
-               f"zero-size array to reduction operation {kind} which has no identity")
+               lambda: f"zero-size array to reduction operation {kind} which has no identity")
     shape = tuple(n for d, n in enumerate(x.shape) if d not in axes)
     return _node(Op.REDUCE, (x,), shape, x.dtype, (kind, axes))
 
 
 def argreduce(x: Node, kind: str, axis: int) -> Node:
-    _check(kind in ARGREDUCE_KINDS, Op.ARGREDUCE, f"unknown arg-reduction {kind!r}")
+    _check(kind in ARGREDUCE_KINDS, Op.ARGREDUCE, lambda: f"unknown arg-reduction {kind!r}")
     _check_complex(Op.MAX if kind == "argmax" else Op.MIN, x.dtype)
     _check(0 <= axis < x.ndim and x.shape[axis] > 0, Op.ARGREDUCE,
-           f"axis {axis} of {x.shape} is out of range or empty")
+           lambda: f"axis {axis} of {x.shape} is out of range or empty")
     shape = tuple(n for d, n in enumerate(x.shape) if d != axis)
     return _node(Op.ARGREDUCE, (x,), shape, np.int64, (kind, int(axis)))
 
@@ -255,11 +261,11 @@ def dot(lhs: Node, rhs: Node, lhs_batch=(), rhs_batch=(), lhs_contract=(), rhs_c
     dims = tuple(tuple(int(d) for d in ds)
                  for ds in (lhs_batch, rhs_batch, lhs_contract, rhs_contract))
     lb, rb, lc, rc = dims
-    _check(lhs.dtype == rhs.dtype, Op.DOT, f"dtypes differ: {lhs.dtype} vs {rhs.dtype}")
+    _check(lhs.dtype == rhs.dtype, Op.DOT, lambda: f"dtypes differ: {lhs.dtype} vs {rhs.dtype}")
     _check(len(lb) == len(rb) and len(lc) == len(rc), Op.DOT, "unpaired dimension numbers")
     for a, b in list(zip(lb, rb)) + list(zip(lc, rc)):
         _check(lhs.shape[a] == rhs.shape[b], Op.DOT,
-               f"contracting/batch sizes differ: {lhs.shape} vs {rhs.shape} "
+               lambda: f"contracting/batch sizes differ: {lhs.shape} vs {rhs.shape} "
                f"(lhs dim {a}, rhs dim {b})")
     lfree = [d for d in range(lhs.ndim) if d not in lb + lc]
     rfree = [d for d in range(rhs.ndim) if d not in rb + rc]
@@ -272,9 +278,9 @@ def dot(lhs: Node, rhs: Node, lhs_batch=(), rhs_batch=(), lhs_contract=(), rhs_c
 
 def gather(x: Node, indices: Node, axis: int) -> Node:
     """np.take(x, indices, axis) for indices in range (the front end wraps negatives)."""
-    _check(indices.dtype.kind in "iu", Op.GATHER, f"indices must be integers, got "
+    _check(indices.dtype.kind in "iu", Op.GATHER, lambda: f"indices must be integers, got "
            f"{indices.dtype}")
-    _check(0 <= axis < x.ndim, Op.GATHER, f"axis {axis} out of range for {x.shape}")
+    _check(0 <= axis < x.ndim, Op.GATHER, lambda: f"axis {axis} out of range for {x.shape}")
     shape = x.shape[:axis] + indices.shape + x.shape[axis + 1:]
     return _node(Op.GATHER, (x, indices), shape, x.dtype, int(axis))
 
@@ -284,12 +290,12 @@ def scatter_add(x: Node, indices: Node, updates: Node, axis: int) -> Node:
     _check(indices.dtype.kind in "iu", Op.SCATTER_ADD, "indices must be integers")
     expected = x.shape[:axis] + indices.shape + x.shape[axis + 1:]
     _check(updates.shape == expected and updates.dtype == x.dtype, Op.SCATTER_ADD,
-           f"updates {updates.shape} {updates.dtype} do not match {expected} {x.dtype}")
+           lambda: f"updates {updates.shape} {updates.dtype} do not match {expected} {x.dtype}")
     return _node(Op.SCATTER_ADD, (x, indices, updates), x.shape, x.dtype, int(axis))
 
 
 def all_reduce(x: Node, kind: str) -> Node:
-    _check(kind in ("sum", "mean", "max", "min"), Op.ALL_REDUCE, f"unknown kind {kind!r}")
+    _check(kind in ("sum", "mean", "max", "min"), Op.ALL_REDUCE, lambda: f"unknown kind {kind!r}")
     if kind in ("max", "min"):
         _check_complex(Op.MAX if kind == "max" else Op.MIN, x.dtype)
     return _node(Op.ALL_REDUCE, (x,), x.shape, x.dtype, kind)
@@ -301,6 +307,38 @@ def rng_bits(key: Node, shape: Sequence[int]) -> Node:
     """u64[shape] whose element at C-order flat index i is splitmix64(key, i)."""
     shape = tuple(int(d) for d in shape)
     _check(key.shape == () and key.dtype == np.uint64, Op.RNG_BITS,
-           f"the key must be a u64[] scalar, got {type_str(key.dtype, key.shape)}")
-    _check(all(d >= 0 for d in shape), Op.RNG_BITS, f"negative dimension in {shape}")
+           lambda: f"the key must be a u64[] scalar, got {type_str(key.dtype, key.shape)}")
+    _check(all(d >= 0 for d in shape), Op.RNG_BITS, lambda: f"negative dimension in {shape}")
     return _node(Op.RNG_BITS, (key,), shape, np.uint64)
+
+
+# -- control flow --------------------------------------------------------------------------
+
+def loop(inputs: Sequence[Node], body: LoopBody, loc: str | None = None) -> Node:
+    """Run `body.body` `body.trips` times over `inputs` (carried first, then invariant)."""
+    graph = body.body
+    _check(len(graph.params) == len(inputs), Op.LOOP,
+           lambda: f"the body takes {len(graph.params)} values, the loop gives {len(inputs)}")
+    for i, (param, value) in enumerate(zip(graph.params, inputs)):
+        _check(param.shape == value.shape and param.dtype == value.dtype, Op.LOOP,
+               lambda: f"input {i} is {type_str(value.dtype, value.shape)}, the body's parameter "
+               f"{type_str(param.dtype, param.shape)}")
+    _check(0 <= body.carried <= len(graph.outputs) and body.trips >= 1, Op.LOOP,
+           lambda: f"{body.carried} carried values, {len(graph.outputs)} outputs, "
+           f"{body.trips} trips")
+    for i in range(body.carried):
+        out, param = graph.outputs[i], graph.params[i]
+        _check(out.shape == param.shape and out.dtype == param.dtype, Op.LOOP,
+               lambda: f"carried value {i} enters as {type_str(param.dtype, param.shape)} and "
+               f"leaves as {type_str(out.dtype, out.shape)}")
+    return Node(Op.LOOP, inputs, (), np.uint8, body, loc or current_location())
+
+
+def loop_result(loop_node: Node, index: int) -> Node:
+    _check(loop_node.op is Op.LOOP, Op.LOOP_RESULT, "reads a loop node only")
+    outputs = loop_node.arg.body.outputs
+    _check(0 <= index < len(outputs), Op.LOOP_RESULT,
+           lambda: f"the loop has {len(outputs)} results, not {index + 1}")
+    out = outputs[index]
+    return Node(Op.LOOP_RESULT, (loop_node,), out.shape, out.dtype, int(index),
+                loop_node.loc)

@@ -1,13 +1,19 @@
 """Nodes and graphs: the SSA program every pass consumes and produces.
 
 A `Node` is immutable once built: (op, inputs, shape, dtype, arg) plus `loc`, the user's
-source line it came from (carried through passes so errors and reports can point at it).
+source line it came from (carried through passes so errors and reports can point at it),
+and `serial`, its place in creation order (a trace builds nodes in the order the user's
+code runs: what `loop-reroll` reads iterations from).
 A `Graph` is a list of parameters and a list of outputs; its nodes are whatever the outputs
 reach, in a deterministic topological order.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import itertools
+import math
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -15,11 +21,15 @@ import numpy as np
 from .ops import Op
 
 
+_serials = itertools.count()
+
+
 class Node:
-    __slots__ = ("op", "inputs", "shape", "dtype", "arg", "loc", "__weakref__")
+    __slots__ = ("op", "inputs", "shape", "dtype", "arg", "loc", "serial", "__weakref__")
 
     def __init__(self, op: Op, inputs: Sequence["Node"], shape: tuple[int, ...],
                  dtype: np.dtype, arg: Any = None, loc: str | None = None):
+        self.serial = next(_serials)
         self.op = op
         self.inputs = tuple(inputs)
         self.shape = tuple(int(d) for d in shape)
@@ -33,7 +43,7 @@ class Node:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:
@@ -49,10 +59,30 @@ class Node:
 
 
 def arg_key(arg: Any) -> Any:
-    """A hashable stand-in for a node's arg (constants carry arrays)."""
+    """A hashable stand-in for a node's arg (constants carry arrays, loops a body)."""
     if isinstance(arg, np.ndarray):
         return ("array", arg.dtype.str, arg.shape, arg.tobytes())
+    if isinstance(arg, LoopBody):
+        return ("loop", arg.trips, arg.carried, arg.fingerprint)
     return arg
+
+
+@dataclass(frozen=True, eq=False)
+class LoopBody:
+    """The arg of a `loop` node: run `body` `trips` times.
+
+    The loop's inputs are the body's params: the first `carried` are the initial values of
+    the loop-carried state, the rest are read by every iteration unchanged.  The body's
+    first `carried` outputs are the state's next values; any further outputs are values of
+    the last iteration that the program reads after the loop.  `loop-result(loop), arg=k`
+    is the body's output k after the last trip."""
+    trips: int
+    carried: int
+    body: "Graph"
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        return self.body.fingerprint()
 
 
 DTYPE_NAMES = {"bool": "pred", "int8": "s8", "int16": "s16", "int32": "s32", "int64": "s64",

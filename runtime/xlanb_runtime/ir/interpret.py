@@ -217,6 +217,8 @@ EVAL: dict[Op, Callable] = {
     Op.SCATTER_ADD: lambda n, x, i, u: _scatter_add(x, i, u, n.arg),
     Op.ALL_REDUCE: lambda n, x: _all_reduce(x, n.arg),
     Op.RNG_BITS: lambda n, key: rng_bits(key, n.shape),
+    Op.LOOP: lambda n, *inputs: _loop(n, *inputs),
+    Op.LOOP_RESULT: lambda n, results: results[n.arg],
 }
 
 
@@ -226,7 +228,19 @@ def evaluate_node(node: Node, values: Sequence[np.ndarray]) -> np.ndarray:
         return _evaluate(node, values)
 
 
+def _loop(node: Node, *inputs) -> tuple:
+    """The body run `trips` times: a tuple of its outputs after the last trip."""
+    spec = node.arg
+    state, invariant = list(inputs[:spec.carried]), list(inputs[spec.carried:])
+    for _ in range(spec.trips):
+        outputs = interpret(spec.body, state + invariant)
+        state = outputs[:spec.carried]
+    return tuple(outputs)
+
+
 def _evaluate(node: Node, values: Sequence[np.ndarray]) -> np.ndarray:
+    if node.op is Op.LOOP:
+        return _loop(node, *values)                  # a tuple: loop-result picks from it
     result = np.asarray(EVAL[node.op](node, *values))
     if result.dtype != node.dtype:
         result = _convert(result, node.dtype)

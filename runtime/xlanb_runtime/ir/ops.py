@@ -87,6 +87,9 @@ class Op(enum.Enum):
     ALL_REDUCE = "all-reduce"    # arg: reduce kind; identity on one replica
     # -- random -----------------------------------------------------------------------------
     RNG_BITS = "rng-bits"        # rng-bits(key: u64[]) : u64[shape], splitmix64(key, flat i)
+    # -- control flow -----------------------------------------------------------------------
+    LOOP = "loop"                # loop(*carried, *invariant) arg: LoopBody : u8[] (a token)
+    LOOP_RESULT = "loop-result"  # loop-result(loop) arg: k, the body's output k at the end
 
     def __repr__(self) -> str:
         return f"Op.{self.name}"
@@ -101,6 +104,7 @@ COMPARE = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
 ELEMENTWISE = UNARY | BINARY | COMPARE | {Op.SELECT}
 COMMUTATIVE = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR, Op.EQ, Op.NE})
 LEAVES = frozenset({Op.PARAMETER, Op.CONSTANT, Op.IOTA})
+CONTROL_FLOW = frozenset({Op.LOOP, Op.LOOP_RESULT})
 # Ops a loop kernel can compute per output element by index arithmetic alone.
 INDEX_MAPPING = frozenset({Op.BROADCAST, Op.TRANSPOSE, Op.SLICE, Op.REVERSE})
 # Elementwise ops whose cost justifies refusing to recompute them in several kernels.

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from .graph import DTYPES_BY_NAME, Graph, Node
+from .graph import DTYPES_BY_NAME, Graph, LoopBody, Node
 from .ops import BY_NAME, Op
 
 
@@ -62,12 +62,16 @@ def _arg_for(op: Op, raw, dtype: np.dtype, shape: tuple[int, ...]):
     return raw
 
 
-def parse_graph(text: str) -> Graph:
+def parse_graph(text: str, first_line: int = 1) -> Graph:
     names: dict[str, Node] = {}
     params: list[Node] = []
     outputs: list[Node] | None = None
     module_name = "main"
-    for lineno, raw_line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        raw_line, lineno = lines[index], first_line + index
+        index += 1
         line = raw_line.strip()
         column = len(raw_line) - len(raw_line.lstrip()) + 1
         if not line or line.startswith("#"):
@@ -84,13 +88,25 @@ def parse_graph(text: str) -> Graph:
         if not match:
             raise IRParseError("expected `%name = op(operands)[, arg=...] : type`", lineno,
                                column, raw_line)
-        names[match["name"]] = _parse_node(match, names, lineno, column, raw_line)
-        if names[match["name"]].op is Op.PARAMETER:
-            params.append(names[match["name"]])
+        body_start = index
+        while index < len(lines) and lines[index].lstrip().startswith("|"):
+            index += 1
+        body = [_unbar(b) for b in lines[body_start:index]]
+        node = _parse_node(match, names, lineno, column, raw_line,
+                           body and parse_graph("\n".join(body), first_line + body_start))
+        names[match["name"]] = node
+        if node.op is Op.PARAMETER:
+            params.append(node)
     if outputs is None:
-        raise IRParseError("missing `return (...)`", len(text.splitlines()) + 1, 1)
+        raise IRParseError("missing `return (...)`", first_line + len(lines), 1)
     params.sort(key=lambda p: p.arg)
     return Graph(params, outputs, module_name)
+
+
+def _unbar(line: str) -> str:
+    """A loop body's line without its `| ` (one nesting level)."""
+    text = line.lstrip()[1:]
+    return text[1:] if text.startswith(" ") else text
 
 
 def _lookup(names, name, lineno, column, raw_line) -> Node:
@@ -100,7 +116,7 @@ def _lookup(names, name, lineno, column, raw_line) -> Node:
     return names[name]
 
 
-def _parse_node(match, names, lineno, column, raw_line) -> Node:
+def _parse_node(match, names, lineno, column, raw_line, body: Graph | None = None) -> Node:
     op = BY_NAME.get(match["op"])
     if op is None:
         raise IRParseError(f"unknown op {match['op']!r}", lineno,
@@ -119,4 +135,11 @@ def _parse_node(match, names, lineno, column, raw_line) -> Node:
         except (ValueError, SyntaxError, TypeError) as exc:
             raise IRParseError(f"bad arg: {exc}", lineno,
                                raw_line.find("arg=") + 5, raw_line) from None
+    if op is Op.LOOP:
+        if not body or not (isinstance(arg, tuple) and len(arg) == 2):
+            raise IRParseError("a loop needs arg=(trips, carried) and its `| ` body lines",
+                               lineno, column, raw_line)
+        arg = LoopBody(int(arg[0]), int(arg[1]), body)
+    elif body:
+        raise IRParseError(f"only a loop has body lines, not {op.value}", lineno + 1, column)
     return Node(op, inputs, shape, dtype, arg, match["loc"])

@@ -7,7 +7,15 @@
       return (%4)
 
 Constants print their values in full precision (NumPy repr), so a dumped module re-runs
-bit for bit.  `annotate(node) -> str | None` lets callers add a `# ...` line above a node
+bit for bit.  A loop prints its body below it, each line behind a `| `:
+
+      %5 = loop(%1, %4), arg=(2000, 1) : u8[]
+      | module jacobi.body
+      |   %0 = parameter(), arg=0 : f64[100]
+      |   ...
+      |   return (%7)
+      %6 = loop-result(%5), arg=0 : f64[100]
+  `annotate(node) -> str | None` lets callers add a `# ...` line above a node
 (compiled modules mark where each fusion group starts).
 """
 from __future__ import annotations
@@ -54,7 +62,9 @@ def node_names(graph: Graph) -> dict[int, str]:
 def print_node(node: Node, names: dict[int, str]) -> str:
     operands = ", ".join(names[id(i)] for i in node.inputs)
     text = f"{names[id(node)]} = {node.op.value}({operands})"
-    if node.arg is not None:
+    if node.op is Op.LOOP:
+        text += f", arg={format_value((node.arg.trips, node.arg.carried))}"
+    elif node.arg is not None:
         text += f", arg={format_value(node.arg)}"
     text += f" : {type_str(node.dtype, node.shape)}"
     if node.loc:
@@ -74,6 +84,9 @@ def print_graph(graph: Graph, annotate: Callable[[Node], str | None] | None = No
         if not show_locations and node.loc:
             text = text[: text.rindex(' loc="')]
         lines.append("  " + text)
+        if node.op is Op.LOOP:
+            body = print_graph(node.arg.body, annotate, show_locations)
+            lines.extend("  | " + line for line in body.splitlines())
     lines.append(f"  return ({', '.join(names[id(o)] for o in graph.outputs)})")
     return "\n".join(lines) + "\n"
 

@@ -45,6 +45,8 @@ def _rederive(node: Node) -> Node:
         Op.SCATTER_ADD: lambda: B.scatter_add(ins[0], ins[1], ins[2], arg),
         Op.ALL_REDUCE: lambda: B.all_reduce(ins[0], arg),
         Op.RNG_BITS: lambda: B.rng_bits(ins[0], node.shape),
+        Op.LOOP: lambda: B.loop(ins, arg),
+        Op.LOOP_RESULT: lambda: B.loop_result(ins[0], arg),
     }
     return rules[op]()
 
@@ -63,6 +65,8 @@ def verify(graph: Graph) -> None:
             expected = _rederive(node)
         except B.IRShapeError as exc:
             raise VerifyError(f"%{index} ({node.op.value}): {exc.detail}") from None
+        if node.op is Op.LOOP:
+            verify(node.arg.body)
         if expected.shape != node.shape or expected.dtype != node.dtype:
             raise VerifyError(f"%{index} ({node.op.value}) has type {node.dtype}{list(node.shape)}"
                               f", its rule gives {expected.dtype}{list(expected.shape)}")

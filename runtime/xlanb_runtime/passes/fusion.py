@@ -137,8 +137,20 @@ def squeezed(shape) -> tuple[int, ...]:
 
 def is_loop_fusible(node: Node) -> bool:
     """Computable per element of a loop: any reshape too (unit-dim ones by index renaming,
-    others by splitting the flat index with constant divisors)."""
-    return node.op in LOOP_FUSIBLE or node.op is Op.RESHAPE
+    others by splitting the flat index with constant divisors), and an edge pad (a bounds
+    test: how `x[1:-1] = v` writes)."""
+    return node.op in LOOP_FUSIBLE or node.op is Op.RESHAPE or is_edge_pad(node)
+
+
+def is_edge_pad(node: Node) -> bool:
+    return node.op is Op.PAD and all(interior == 0 for _, _, interior in node.arg)
+
+
+def writes_a_region(node: Node) -> bool:
+    """`x[a:b] = v` lowers to select(pad(mask), pad(v), x).  Recomputing it wherever a
+    stencil reads it shifted would grow with each time step a trace unrolled."""
+    return is_edge_pad(node) or (node.op is Op.SELECT
+                                 and any(is_edge_pad(i) for i in node.inputs))
 
 
 def is_scalar_constant(node: Node) -> bool:
@@ -152,7 +164,7 @@ def kernel_kind(node: Node) -> str:
         return "dot"
     if node.op is Op.SCATTER_ADD:
         return "scatter"
-    if node.op in LOOP_FUSIBLE:
+    if node.op in LOOP_FUSIBLE or is_edge_pad(node):
         return "loop"
     return "library"
 
@@ -374,6 +386,10 @@ class _Planner:
         if node.op in EXPENSIVE and factor > 1 and not direct:
             return Decision.no(f"not fused: {what} would be recomputed {factor:.0f}x per "
                                "element (it is broadcast)")
+        if not direct and writes_a_region(node):
+            return Decision.no(f"not fused: {what} is an array with a region written "
+                               "(`x[a:b] = v`), read here at shifted indices: written once, "
+                               "not recomputed per read")
         if n_outside == 0:
             return Decision.yes(f"fused {what}: saves {2 * node.nbytes} bytes")
         later = not self._read_before_root(kernel, node)

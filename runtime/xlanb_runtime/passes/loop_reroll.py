@@ -1,0 +1,250 @@
+"""`loop-reroll`: a traced Python loop that unrolled into T copies of one body becomes a
+`loop` node, so its compile time and kernel count stop growing with T.
+
+A trace runs the user's loop, so `for t in range(T): B[1:-1] = f(A); A[1:-1] = g(B)` reaches
+the compiler as T copies of the same nodes.  Tracing builds nodes in the order the code runs
+(`Node.serial`), so the copies are a periodic stretch of the creation order: the same op,
+type, arg and source line every P nodes.  The pass finds such stretches, then checks that
+the copies are wired alike: each input of a node in copy k is a node of copy k at a fixed
+offset, the copy k-1 node at a fixed offset (loop-carried state; copy 0 reads the state's
+initial value there), or one node from before the loop (loop-invariant).  Nothing outside
+may read a copy but the last.  The body graph is copy 0 with its carried inputs and
+invariants made parameters; the loop's results replace the last copy's values wherever the
+rest of the program reads them.
+
+Not rerolled: loops whose iterations differ in anything but their values, such as an index
+that moves with the loop variable (`a[i, i]`, `x[:i]`): those stay unrolled, and the
+compile budget bounds them.  Loops of fewer than `MIN_TRIPS` iterations also stay
+unrolled: there fusing across iterations is worth more than the smaller program.  After a
+loop is rolled the search runs again, so a loop around rolled loops rolls too.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from ..ir import builder as B
+from ..ir.graph import Graph, LoopBody, Node, arg_key
+from ..ir.ops import Op
+
+MIN_TRIPS = 8
+_CANDIDATE_PERIODS = 8          # most frequent distances tried per search
+
+
+@dataclass
+class _Stretch:
+    start: int                  # index in creation order of copy 0's first node
+    period: int                 # nodes per copy
+    trips: int
+
+
+def reroll_loops(graph: Graph) -> Graph:
+    """The graph with each rerollable stretch of T >= MIN_TRIPS copies as a loop node."""
+    while True:
+        rolled = _roll_one(graph)
+        if rolled is None:
+            return graph
+        graph = rolled
+
+
+def _roll_one(graph: Graph) -> Graph | None:
+    order = sorted((n for n in graph.nodes if n.op is not Op.PARAMETER),
+                   key=lambda n: n.serial)
+    if len(order) < 2 * MIN_TRIPS:
+        return None
+    keys = _interned_keys(order)
+    for period in _candidate_periods(keys):
+        for stretch in _periodic_stretches(keys, period):
+            loop = _Loop.match(graph, order, stretch)
+            if loop is not None:
+                return loop.replace_in(graph)
+    return None
+
+
+def _interned_keys(order: list[Node]) -> list[int]:
+    """What two copies of a node share: op, type, arg and source line (as small ints)."""
+    ids: dict = {}
+    return [ids.setdefault((n.op, n.shape, n.dtype.str, arg_key(n.arg), n.loc), len(ids))
+            for n in order]
+
+
+def _candidate_periods(keys: list[int]) -> list[int]:
+    """Distances between successive nodes of one key, most frequent first."""
+    last: dict[int, int] = {}
+    distances: Counter = Counter()
+    for index, key in enumerate(keys):
+        if key in last:
+            distances[index - last[key]] += 1
+        last[key] = index
+    return [d for d, count in distances.most_common(_CANDIDATE_PERIODS)
+            if count >= MIN_TRIPS - 1]
+
+
+def _periodic_stretches(keys: list[int], period: int):
+    """Maximal stretches where keys repeat with `period`, at least MIN_TRIPS copies long."""
+    n, index = len(keys), 0
+    while index + period < n:
+        if keys[index] != keys[index + period]:
+            index += 1
+            continue
+        end = index
+        while end + period < n and keys[end] == keys[end + period]:
+            end += 1
+        trips = (end - index + period) // period
+        if trips >= MIN_TRIPS:
+            yield _Stretch(index, period, trips)
+        index = end + 1
+
+
+class _Loop:
+    """A stretch whose copies are wired alike: what the loop node needs."""
+
+    def __init__(self, order, stretch, pattern, carried_init, invariants, results):
+        self.order, self.stretch = order, stretch
+        self.pattern = pattern              # per offset: per input (kind, offset | node)
+        self.carried_init = carried_init    # carried offset -> initial value node
+        self.invariants = invariants        # nodes from before the loop, in first-use order
+        self.results = results              # offsets the rest of the program reads
+
+    @classmethod
+    def match(cls, graph: Graph, order: list[Node], stretch: _Stretch) -> "_Loop | None":
+        start, period = stretch.start, stretch.period
+        position = {id(n): i for i, n in enumerate(order)}
+
+        def where(node: Node) -> tuple[int, int] | None:
+            """(copy, offset) of a node inside the stretch, None outside it."""
+            i = position.get(id(node))
+            if i is None or i < start or i >= start + stretch.trips * period:
+                return None
+            return divmod(i - start, period)
+
+        pattern: list[list[tuple]] = []
+        carried_init: dict[int, Node] = {}
+        for offset in range(period):                      # copy 1 sets the pattern
+            node = order[start + period + offset]
+            slots = []
+            for inp in node.inputs:
+                at = where(inp)
+                if at is None:
+                    slots.append(("invariant", inp))
+                elif at[0] == 1:
+                    slots.append(("body", at[1]))
+                elif at[0] == 0:
+                    slots.append(("carried", at[1]))
+                else:
+                    return None
+            pattern.append(slots)
+        trips = stretch.trips
+        for copy in range(trips):
+            if not cls._wired_alike(order, stretch, pattern, copy, where, carried_init):
+                trips = copy
+                break
+        if trips < MIN_TRIPS:
+            return None
+        stretch = _Stretch(start, period, trips)
+        end = start + trips * period
+        results = cls._results(graph, order, stretch, end)
+        if results is None:
+            return None
+        invariants = list({id(inp): inp for slots in pattern for kind, inp in slots
+                           if kind == "invariant"}.values())
+        return cls(order, stretch, pattern, carried_init, invariants, results)
+
+    @staticmethod
+    def _wired_alike(order, stretch, pattern, copy, where, carried_init) -> bool:
+        base = stretch.start + copy * stretch.period
+        for offset, slots in enumerate(pattern):
+            node = order[base + offset]
+            for inp, (kind, what) in zip(node.inputs, slots):
+                at = where(inp)
+                if kind == "invariant":
+                    ok = inp is what
+                elif kind == "body":
+                    ok = at == (copy, what)
+                elif copy == 0:                          # carried: the initial value
+                    ok = at is None and carried_init.setdefault(what, inp) is inp
+                else:
+                    ok = at == (copy - 1, what)
+                if not ok:
+                    return False
+        return True
+
+    @staticmethod
+    def _results(graph, order, stretch, end) -> list[int] | None:
+        """Offsets of last-copy nodes read after the loop; None if anything else escapes
+        (an earlier copy read after the loop, or returned)."""
+        inside = {id(order[i]): i for i in range(stretch.start, end)}
+        last_copy = end - stretch.period
+        results: set[int] = set()
+        escaping = [(id(o), None) for o in graph.outputs]
+        for node in graph.nodes:
+            if id(node) not in inside:
+                escaping.extend((id(i), node) for i in node.inputs)
+        for key, _ in escaping:
+            i = inside.get(key)
+            if i is None:
+                continue
+            if i < last_copy:
+                return None
+            results.add(i - last_copy)
+        return sorted(results)
+
+    def replace_in(self, graph: Graph) -> Graph:
+        stretch, order = self.stretch, self.order
+        carried = sorted(self.carried_init)
+        body = self._body_graph(graph.name, carried)
+        spec = LoopBody(stretch.trips, len(carried), body)
+        first = order[stretch.start]
+        loop = B.loop([self.carried_init[c] for c in carried] + self.invariants, spec,
+                      first.loc)
+        loop.serial = first.serial
+        outputs = carried + [r for r in self.results if r not in self.carried_init]
+        last = stretch.start + (stretch.trips - 1) * stretch.period
+        replaced: dict[int, Node] = {}
+        for k, offset in enumerate(outputs):
+            if offset in self.results:
+                result = B.loop_result(loop, k)
+                result.serial = first.serial
+                replaced[id(order[last + offset])] = result
+        return _substitute(graph, replaced)
+
+    def _body_graph(self, name: str, carried: list[int]) -> Graph:
+        params: dict = {}
+        for index, offset in enumerate(carried):
+            node = self.order[self.stretch.start + offset]
+            params[("carried", offset)] = B.parameter(index, node.shape, node.dtype)
+        for index, node in enumerate(self.invariants, start=len(carried)):
+            params[("invariant", id(node))] = B.parameter(index, node.shape, node.dtype)
+        built: list[Node] = []
+        for offset, slots in enumerate(self.pattern):
+            template = self.order[self.stretch.start + offset]
+            inputs = [built[what] if kind == "body" else
+                      params[("carried", what)] if kind == "carried" else
+                      params[("invariant", id(what))] for kind, what in slots]
+            if template.op is Op.LOOP:
+                built.append(B.loop(inputs, template.arg, template.loc))
+            else:
+                built.append(Node(template.op, inputs, template.shape, template.dtype,
+                                  template.arg, template.loc))
+        outputs = [built[c] for c in carried] + \
+            [built[r] for r in self.results if r not in self.carried_init]
+        return Graph(list(params.values()), outputs, f"{name}.loop_body")
+
+
+def _substitute(graph: Graph, replaced: dict[int, Node]) -> Graph:
+    """The graph reading `replaced[id(old)]` wherever it read `old`; rewritten nodes keep
+    their creation serial, so a later search sees the program's order."""
+    mapping: dict[int, Node] = {}
+
+    def new(node: Node) -> Node:
+        return mapping.get(id(node), node)
+    for node in graph.nodes:
+        if id(node) in replaced:
+            mapping[id(node)] = replaced[id(node)]
+            continue
+        inputs = [new(i) for i in node.inputs]
+        if any(a is not b for a, b in zip(inputs, node.inputs)):
+            copy = Node(node.op, inputs, node.shape, node.dtype, node.arg, node.loc)
+            copy.serial = node.serial
+            mapping[id(node)] = copy
+    return Graph(graph.params, [new(o) for o in graph.outputs], graph.name)

@@ -1,0 +1,168 @@
+"""`loop-reroll` and the loop op: a traced Python loop of identical iterations compiles
+once, whatever its trip count, and gives NumPy's results and arguments."""
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+
+import xlanb
+from xlanb_runtime.ir import Graph, builder as B, interpret, parse_graph, print_graph, verify
+from xlanb_runtime.ir.graph import LoopBody
+from xlanb_runtime.ir.ops import Op
+from xlanb_runtime.passes.loop_reroll import MIN_TRIPS, reroll_loops
+
+from tolerance import assert_close
+
+
+def jacobi_1d(steps, A, B):
+    for _ in range(1, steps):
+        B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
+        A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
+
+
+def damped(x, b, steps):
+    """Carried state, an invariant read every trip, and a result read after the loop."""
+    total = x.sum()
+    for _ in range(steps):
+        x = 0.9 * x + b
+        total = total + x.sum()
+    return x, total
+
+
+def _run(fn, args, static=()):
+    expected_args, got_args = copy.deepcopy(args), copy.deepcopy(args)
+    expected = fn(*expected_args)
+    jitted = xlanb.jit(fn, static_argnums=static)
+    compiled = jitted.lower(*got_args).compile()
+    got = jitted(*got_args)
+    return expected, got, expected_args, got_args, compiled
+
+
+def _kernel_count(compiled) -> int:
+    return sum(1 for k in compiled.kernels if k.kind != "library")
+
+
+@pytest.mark.parametrize("steps", [MIN_TRIPS + 3, 5 * MIN_TRIPS])
+def test_a_stencil_time_loop_becomes_one_loop_op(steps):
+    rng = np.random.default_rng(0)
+    args = (steps, rng.random(30), rng.random(30))
+    expected, got, expected_args, got_args, compiled = _run(jacobi_1d, args, static=(0,))
+    assert got is None and expected is None
+    for e, g in zip(expected_args[1:], got_args[1:]):
+        assert_close(g, e, n=steps, k=4)
+    text = compiled.as_text()
+    assert text.count(" = loop(") == 1 and f"arg=({steps - 1}, 2)" in text
+
+
+def test_kernel_count_does_not_grow_with_the_trip_count():
+    rng = np.random.default_rng(1)
+    counts = []
+    for steps in (MIN_TRIPS + 2, 10 * MIN_TRIPS):
+        compiled = xlanb.jit(jacobi_1d, static_argnums=(0,)).lower(
+            steps, rng.random(16), rng.random(16)).compile()
+        counts.append(_kernel_count(compiled))
+    assert counts[0] == counts[1] and counts[0] >= 1
+
+
+def test_carried_invariant_and_result_values():
+    rng = np.random.default_rng(2)
+    args = (rng.random(7), rng.random(7), 3 * MIN_TRIPS)
+    expected, got, _, _, compiled = _run(damped, args, static=(2,))
+    assert " = loop(" in compiled.as_text()
+    assert_close(got[0], expected[0], n=args[2])
+    assert_close(got[1], expected[1], n=7 * args[2])
+
+
+def test_short_loops_stay_unrolled():
+    rng = np.random.default_rng(3)
+    args = (rng.random(7), rng.random(7), MIN_TRIPS - 1)
+    expected, got, _, _, compiled = _run(damped, args, static=(2,))
+    assert " = loop(" not in compiled.as_text()
+    assert_close(got[1], expected[1], n=7 * args[2])
+
+
+def test_a_loop_whose_iterations_escape_is_not_rolled():
+    def running_means(x):
+        rows = []
+        for _ in range(MIN_TRIPS + 2):
+            x = 0.5 * x + 1.0
+            rows.append(x.mean())          # every iteration's value is read after the loop
+        return np.array(rows)
+    x = np.random.default_rng(4).random(5)
+    expected = running_means(x.copy())
+    got = xlanb.jit(running_means)(x.copy())
+    assert_close(got, expected, n=5)
+
+
+def test_a_loop_around_rolled_loops_rolls_too():
+    def nested(x):
+        for _ in range(MIN_TRIPS):
+            for _ in range(MIN_TRIPS + 1):
+                x = np.tanh(x) * 1.5
+            x = x - x.mean()
+        return x
+    x = np.random.default_rng(5).random(6)
+    jitted = xlanb.jit(nested)
+    compiled = jitted.lower(x).compile()
+    assert_close(jitted(x), nested(x), n=6 * MIN_TRIPS, k=16)
+    top = [n for n in parse_graph(print_graph(compiled.executable.optimized)).nodes
+           if n.op is Op.LOOP]
+    assert len(top) == 1 and any(n.op is Op.LOOP for n in top[0].arg.body.nodes)
+
+
+def test_gradient_through_a_long_loop_matches_finite_differences():
+    def loss(w, x):
+        for _ in range(2 * MIN_TRIPS):
+            x = np.tanh(x * w)
+        return (x * x).sum()
+    w, x = np.float64(0.7), np.random.default_rng(6).random(4)
+    grad = xlanb.jit(xlanb.grad(loss))(w, x)
+    h = 1e-6
+    numeric = (loss(w + h, x) - loss(w - h, x)) / (2 * h)
+    assert abs(grad - numeric) <= 1e-6 * max(1.0, abs(numeric))
+
+
+def test_a_scalar_loop_of_2000_steps_compiles_and_matches_numpy():
+    """An index that moves with the loop (`a[i, 0]`) is not rerolled: the loop unrolls,
+    and the compile budget bounds it; no pass may recurse per node."""
+    def go_fast(a):
+        trace = 0.0
+        for i in range(a.shape[0]):
+            trace += np.tanh(a[i, 0])
+        return a + trace
+    a = np.random.default_rng(7).random((2000, 2))
+    expected = go_fast(a)
+    for must_compile in (True, False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = xlanb.jit(go_fast, must_compile=must_compile)(a)
+        assert_close(got, expected, n=2000)
+
+
+def test_loop_ir_prints_parses_verifies_and_interprets():
+    x = B.parameter(0, (3,), np.float64)
+    c = B.parameter(1, (3,), np.float64)
+    step = B.binary(Op.ADD, B.binary(Op.MUL, x, x), c)
+    body = Graph([x, c], [step, B.reduce(step, "sum", (0,))], "f.loop_body")
+    p0, p1 = B.parameter(0, (3,), np.float64), B.parameter(1, (3,), np.float64)
+    loop = B.loop([p0, p1], LoopBody(4, 1, body))
+    graph = Graph([p0, p1], [B.loop_result(loop, 0), B.loop_result(loop, 1)], "f")
+    verify(graph)
+    text = print_graph(graph)
+    assert print_graph(parse_graph(text)) == text
+    x0, c0 = np.array([0.1, 0.2, 0.3]), np.array([0.5, -0.5, 0.25])
+    expected = x0
+    for _ in range(4):
+        expected = expected * expected + c0
+    got = interpret(parse_graph(text), [x0, c0])
+    np.testing.assert_allclose(got[0], expected, rtol=1e-15)
+    np.testing.assert_allclose(got[1], expected.sum(), rtol=1e-15)
+
+
+def test_reroll_keeps_a_graph_without_loops_as_is():
+    x = B.parameter(0, (4,), np.float32)
+    graph = Graph([x], [B.unary(Op.EXP, B.binary(Op.ADD, x, x))], "g")
+    assert reroll_loops(graph) is graph

@@ -17,11 +17,12 @@ counts, hits and compile seconds; each distinct break once, with its count, reas
 user's line.  Cost: a call with breaks is traced again (its control flow may depend on
 values), and each break writes the live values out to memory.
 
-Never far behind NumPy.  For small arrays that cost can exceed the work itself (a loop of
-tiny steps with a break each), so for a signature whose calls break, `PathChoice` times
-the clustered path and plain NumPy (the function itself, called on the caller's arrays:
-NumPy's semantics by definition) on real calls, and runs the faster, measuring the other
-again from time to time.  A call also compiles new clusters for at most
+Never far behind NumPy.  For small arrays tracing can cost more than the work itself (a
+loop of tiny steps with a break each), and a compiled program can lose to NumPy's own
+loops, so for every signature `PathChoice` times the compiled path (the whole program, or
+tracing with clusters) and plain NumPy (the function itself, called on the caller's
+arrays: NumPy's semantics by definition) on real calls, and runs the faster, measuring the
+other again from time to time.  A call also compiles new clusters for at most
 `CALL_COMPILE_BUDGET_SECONDS`; clusters met after that run op by op with NumPy and compile
 on a later call, so no first call waits for dozens of compiles.
 """
@@ -122,7 +123,7 @@ CALL_COMPILE_BUDGET_SECONDS = 2.0
 
 @dataclass
 class PathChoice:
-    """Clustered or plain NumPy, for one signature of a function whose calls break.
+    """Compiled (the whole program, or clusters) or plain NumPy, for one signature.
 
     Each path is timed on real calls: `SAMPLES` calls each after the first (which
     compiles), then the faster one runs.  The slower is measured once more whenever the
@@ -132,6 +133,7 @@ class PathChoice:
     REMEASURE_AFTER = 20.0
     seconds: dict = field(default_factory=lambda: {"clustered": [], "numpy": []})
     since_remeasure: float = 0.0         # seconds the faster path ran since
+    whole: Any = None                    # the Compiled program of a call without breaks
 
     def next_path(self) -> str:
         for path in ("clustered", "numpy"):
@@ -159,10 +161,13 @@ class PathChoice:
     def describe(self) -> str:
         measured = ", ".join(f"{path} {min(times) * 1e6:.0f} us" for path, times
                              in self.seconds.items() if times)
+        if self.whole is not None:
+            measured = measured.replace("clustered", "compiled")
         best = self.best()
         if best is None:
             return f"measuring ({measured or 'no call timed yet'})"
-        return f"runs {'with NumPy' if best == 'numpy' else 'clustered'} ({measured})"
+        compiled = "compiled (no break)" if self.whole is not None else "clustered"
+        return f"runs {'with NumPy' if best == 'numpy' else compiled} ({measured})"
 
 
 class _ClusteringContext(TraceContext):
@@ -252,11 +257,10 @@ class AutoClusterer:
         self.jitted = jitted
         self.executables: dict[str, Any] = {}        # cluster text -> Executable
         self.interpreted: dict[str, Graph] = {}      # clusters that failed to compile
-        self.whole: dict = {}                        # signature -> Compiled (no break)
         self.compile_seconds: dict[str, float] = {}
         self.call_compile_seconds = 0.0              # spent compiling in this call
-        self.paths: dict = {}                        # signature -> PathChoice (breaks)
-        self.known_fast: dict = {}                   # arrays-only key -> whole or paths
+        self.paths: dict = {}                        # signature -> PathChoice
+        self.known_fast: dict = {}                   # arrays-only key -> PathChoice
         self.report = AutoClusterReport()
 
     def compiled_cluster(self, graph: Graph) -> tuple[str, Any]:
@@ -315,26 +319,28 @@ class AutoClusterer:
         else:
             fast = None
         leaves, key = self.jitted.signature(args, kwargs)
-        known = self.whole.get(key) or self.paths.get(key)
-        if known is None:                              # the first call, or no break yet
+        known = self.paths.get(key)
+        if known is None:                              # the first call
             result = self._clustered(fn, args, kwargs, leaves, key)
-            known = self.whole.get(key) or self.paths.get(key)
+            known = self.paths.get(key)
             if fast is not None and known is not None:
                 self.known_fast[fast[0]] = known
             return result
         return self._run_known(known, fn, args, kwargs, leaves, key)
 
-    def _run_known(self, known, fn, args, kwargs, leaves, key):
-        """A call of a signature seen before: its whole program, or the faster path."""
-        if not isinstance(known, PathChoice):
-            self.report.record_cluster(known.cache_text, known.ops,
-                                       [k.name for k in known.kernels], 0.0)
-            return known.call_flat(leaves)
+    def _run_known(self, known: "PathChoice", fn, args, kwargs, leaves, key):
+        """A call of a signature seen before: the faster of its compiled path (the whole
+        program, or tracing with clusters) and plain NumPy."""
         path = known.next_path()
         start = time.perf_counter()
         if path == "numpy":
             with suspended():
                 result = fn(*args, **kwargs)
+        elif known.whole is not None:
+            whole = known.whole
+            self.report.record_cluster(whole.cache_text, whole.ops,
+                                       [k.name for k in whole.kernels], 0.0)
+            result = whole.call_flat(leaves)
         else:
             if key is None:
                 leaves, key = self.jitted.signature(args, kwargs)
@@ -357,15 +363,20 @@ class AutoClusterer:
         if not context.breaks:
             compiled = self._whole_program(traced)
             if compiled is not None:
-                self.whole[self.jitted.signature(args, kwargs)[1]] = compiled
+                key = self.jitted.signature(args, kwargs)[1]       # with learned statics
+                self._choice(key, leaves).whole = compiled
                 return compiled.call_flat(leaves)
-        elif key not in self.paths:
-            self.paths[key] = self.report.paths[_describe_leaves(leaves)] = PathChoice()
+        self._choice(key, leaves)
         graph = traced.graph
         outputs = self.run_cluster(graph.params, graph.outputs, graph.name,
                                    context.input_values)
         outputs = finish_call(traced, context.input_values, leaves, list(outputs))
         return traced.unflatten_outputs(outputs)
+
+    def _choice(self, key, leaves) -> "PathChoice":
+        if key not in self.paths:
+            self.paths[key] = self.report.paths[_describe_leaves(leaves)] = PathChoice()
+        return self.paths[key]
 
     def _whole_program(self, traced):
         """A break-free trace as a jit program (None if it had to run op by op)."""

@@ -445,9 +445,14 @@ def merge_siblings(kernels: list[Kernel], producer: dict[int, Kernel],
         return kernel
 
     def depends(kernel: Kernel, target: Kernel) -> bool:
+        """Whether `kernel` reads, directly or through other kernels, a value `target`
+        computes: one of its outputs, or a node inside it that another kernel recomputes
+        (merged, the kernel would both compute and read that node)."""
         stack, seen = [kernel], {id(kernel)}
         while stack:
             for inp in stack.pop().inputs:
+                if target.contains(inp):
+                    return True
                 source = producer.get(id(inp))
                 if source is None:
                     continue

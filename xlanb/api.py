@@ -89,7 +89,7 @@ class Lowered:
         return print_graph(self.traced.graph)
 
     def compile(self) -> "Compiled":
-        with named_internal_errors(self._jitted.fn):
+        with named_internal_errors(self._jitted.fn, compiling=True):
             executable = xlanb_runtime.compile(self.traced.graph, self._jitted.target,
                                                self.options, self.report)
         return Compiled(executable, self.traced)

@@ -273,7 +273,7 @@ class AutoClusterer:
             return text, None
         start = time.perf_counter()
         try:
-            with named_internal_errors(self.jitted.fn), originals_restored():
+            with named_internal_errors(self.jitted.fn, compiling=True), originals_restored():
                 self.executables[text] = xlanb_runtime.compile(graph, self.jitted.target,
                                                                self.jitted.options)
         except InternalCompilerError as exc:

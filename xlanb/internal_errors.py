@@ -32,12 +32,15 @@ def _is_named(exc: BaseException) -> bool:
         not isinstance(exc, PassError)
 
 
-def _raised_inside_xlanb(exc: BaseException) -> bool:
+def _raised_inside_xlanb(exc: BaseException, compiling: bool = False) -> bool:
     """Whether `exc` is a failure of xlanb's code rather than of the user's.
 
     The innermost frame that is xlanb's or the user's decides; xlanb's own `raise` of a
     NumPy-style TypeError/ValueError/IndexError (a user mistake NumPy would reject the same
     way) is deliberate, while the same classes out of a library call inside xlanb are not.
+    While `compiling` a traced graph no user code runs and user mistakes were all caught
+    by tracing, so no exception from xlanb's code is deliberate (an IndexError there is a
+    bug in a pass or in code generation).
     """
     tb, owner_is_xlanb, innermost_is_xlanb = exc.__traceback__, False, False
     while tb is not None:
@@ -51,13 +54,14 @@ def _raised_inside_xlanb(exc: BaseException) -> bool:
         tb = tb.tb_next
     if not owner_is_xlanb:
         return False
-    return not (innermost_is_xlanb and isinstance(exc, _DELIBERATE))
+    return compiling or not (innermost_is_xlanb and isinstance(exc, _DELIBERATE))
 
 
 @contextlib.contextmanager
-def named_internal_errors(fn):
+def named_internal_errors(fn, compiling: bool = False):
     """Failures of xlanb's own code reach the user as InternalCompilerError, never as a raw
-    KeyError or RecursionError; the user's own exceptions pass through unchanged."""
+    KeyError or RecursionError; the user's own exceptions pass through unchanged.
+    `compiling`: the block compiles a traced graph (see `_raised_inside_xlanb`)."""
     try:
         yield
     except (CompileError, StaticScalarsNeeded):
@@ -69,7 +73,7 @@ def named_internal_errors(fn):
             hint="shorten unrolled loops, or run it with `xlanb.jit(f, must_compile=False)`"
         ) from exc
     except Exception as exc:
-        if _is_named(exc) or not _raised_inside_xlanb(exc):
+        if _is_named(exc) or not _raised_inside_xlanb(exc, compiling):
             raise
         op, location = current_op()
         raise InternalCompilerError(

@@ -271,3 +271,28 @@ def test_every_error_class_is_also_a_builtin():
     builtins = (ValueError, TypeError, NotImplementedError, RuntimeError)
     for cls in classes:
         assert issubclass(cls, builtins), f"{cls.__name__} is only a CompileError"
+
+
+def test_an_index_error_out_of_code_generation_is_internal(monkeypatch):
+    """An IndexError raised by xlanb while tracing may be NumPy's own answer to a user's bad
+    index; out of the compiler (a bug in a pass or in code generation) it never is."""
+    import warnings
+
+    import xlanb_runtime
+    import xlanb_runtime.compiler as compiler
+    from xlanb.autocluster import FallbackWarning
+    from xlanb.errors import InternalCompilerError
+    # a bug inside code generation: a tuple indexed out of range in a runtime file
+    source = compile("def generate(kernel, threads):\n    return ()[kernel.root.ndim]\n",
+                     os.path.join(os.path.dirname(xlanb_runtime.__file__), "codegen", "cpu.py"),
+                     "exec")
+    namespace: dict = {}
+    exec(source, namespace)
+    monkeypatch.setattr(compiler, "generate", namespace["generate"])
+    with pytest.raises(InternalCompilerError, match="IndexError"):
+        xlanb.jit(lambda x: np.sum(x * 2, axis=1))(X)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = xlanb.jit(lambda x: np.sum(x * 2, axis=1), must_compile=False)(X)
+    np.testing.assert_array_equal(out, np.sum(X * 2, axis=1))
+    assert any(w.category is FallbackWarning for w in caught)

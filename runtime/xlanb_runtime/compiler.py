@@ -79,6 +79,12 @@ def compile(graph: Graph, target: str = "cpu", options: CompileOptions | None = 
                         report or CompileReport(graph.name, target))
 
 
+def kernel_threads(settings) -> int:
+    """Threads a parallel kernel may use: `--xla_cpu_threads`, at most Numba's pool."""
+    pool = numba.config.NUMBA_NUM_THREADS
+    return min(settings.xla_cpu_threads, pool) if settings.xla_cpu_threads > 0 else pool
+
+
 def _compile(graph: Graph, target: str, options: CompileOptions,
              report: CompileReport) -> Executable:
     if target == "cuda":
@@ -97,7 +103,7 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
                       lambda d, s, e, g: dump_program(d, s, e), {})
 
     with report.phase("codegen", "codegen"):
-        generated = {k.name: generate(k, numba.config.NUMBA_NUM_THREADS)
+        generated = {k.name: generate(k, kernel_threads(settings))
                      for k in plan.kernels if k.kind != "library"}
     scratch = {name: gen.dot_acc[1:] for name, gen in generated.items()
                if gen.dot_acc and gen.dot_acc[0] == "scratch"}

@@ -49,6 +49,13 @@ def _row_mask(v, keep):
     v[keep] = -v[keep]
 
 
+def _mask_with_basic_entries(x, rows, cols):
+    x[rows, 1] = 0.0                 # NumPy: x[:, 1][rows] = 0.0
+    x[:, cols] = -1.0                # a mask after a full slice
+    x[..., cols[:3]] = 7.0           # a mask over the trailing dims
+    x[rows, 2:, ::2] = 3.5
+
+
 MODES = [pytest.param(True, id="jit"), pytest.param(False, id="autocluster")]
 RNG = np.random.default_rng(3)
 
@@ -57,7 +64,9 @@ RNG = np.random.default_rng(3)
 @pytest.mark.parametrize("fn,args", [
     (_reductions, (RNG.random(12),)), (_same_mask_update, (RNG.random(9), np.zeros(9))),
     (_snapshot_before_write, (RNG.random(8),)),
-    (_row_mask, (RNG.random((5, 3)), RNG.random(5) > 0.5))])
+    (_row_mask, (RNG.random((5, 3)), RNG.random(5) > 0.5)),
+    (_mask_with_basic_entries, (RNG.random((4, 5, 3)), RNG.random(4) > 0.5,
+                                RNG.random(5) > 0.5))])
 def test_masked_selections_match_numpy(fn, args, mode):
     run_both(fn, args, mode)
 

@@ -403,6 +403,8 @@ INDEX_ROWS = [
                                       x[:, [False, True, True, False]]), normal(3, 4)),
     ("traced_scalar_index", lambda x, i: (x[i], x[:, i]), args_of(normal(4, 5),
                                                                   lambda rng: np.int64(-2))),
+    ("indices_from", lambda x: (x[np.diag_indices_from(x)], x[np.tril_indices_from(x, -1)],
+                                x[np.triu_indices_from(x, 1)]), normal(4, 4)),
     ("list_with_traced_entry", lambda x, i: (x[[0, i]], x[:, [i, 1, i]]),
      args_of(normal(4, 5), lambda rng: np.int64(2))),
     ("take", lambda x, i: (np.take(x, i), np.take(x, i, axis=1), x.take([0, -1], axis=0),

@@ -1,4 +1,4 @@
-"""Indexing: `x[key]`, `x[key] = v`, `np.take`, `np.take_along_axis`.
+"""Indexing: `x[key]`, `x[key] = v`, `np.take`, `np.take_along_axis`, `np.*_indices_from`.
 
 Basic indexing (ints, slices with any step, None, Ellipsis) is static: `reverse` for
 negative steps, one `slice`, one `reshape` to drop int dims and insert new ones.  Integer
@@ -11,7 +11,8 @@ has a data-dependent shape and goes to the `call_unsupported` hook.
 
 `x[key] = v` with basic indexing rebinds the Tracer to select(mask, pad(v), x), where pad
 places v (broadcast, converted to x's dtype) at the slice and mask is the same pad of
-`True`.  `x[bool_mask] = scalar` is select(mask, scalar, x).  With integer-array indices
+`True`.  `x[bool_mask] = scalar` is select(mask, scalar, x), and `x[mask, 1] = scalar` the
+same into the basic view `x[:, 1]`.  With integer-array indices
 (and full slices), `scatter-add` places v and counts hits for the mask: exact for a scalar v,
 for an array v when the indices are provably distinct (`g[np.arange(n), labels] -= 1`, or a
 single traced index), and for concrete indices that repeat (only each target's last write
@@ -334,16 +335,51 @@ def lower_getitem(x: Tracer, key):
     return wrap(y)
 
 
-def _scalar_mask_update(x: Tracer, key, value) -> Node | None:
-    """x[mask] = scalar, with a boolean mask over x's leading dims: a select."""
-    if not _is_bool_array(key) or np.ndim(value) != 0 or isinstance(value, (list, tuple)):
+def _mask_among_basic(ndim: int, key) -> tuple[int, Any, tuple] | None:
+    """(dims before the mask, the mask, basic entries after it) for a key with one boolean
+    array and otherwise only full slices (or one Ellipsis) before it and basic entries after
+    it: `x[mask]`, `x[mask, 1]`, `x[:, mask]`, `x[..., mask]`.  None for any other key."""
+    entries = key if isinstance(key, tuple) else (key,)
+    masks = [i for i, k in enumerate(entries) if _is_bool_array(k) and np.ndim(k) >= 1]
+    if len(masks) != 1:
         return None
-    mask = to_node(key)
-    if mask.shape != x.shape[:mask.ndim]:
+    p = masks[0]
+    mask, before, after = entries[p], entries[:p], tuple(entries[p + 1:])
+    if any(isinstance(k, (Tracer, np.ndarray, list)) for k in after):
+        return None
+    if before == (Ellipsis,) and not after:
+        return ndim - np.ndim(mask), mask, ()
+    if not all(isinstance(k, slice) and k == slice(None) for k in before):
+        return None
+    return len(before), mask, after
+
+
+def _scalar_mask_update(x: Tracer, key, value) -> Node | None:
+    """x[mask] = scalar, with a boolean mask over x's leading dims (or over the dims after
+    leading full slices, `x[:, mask] = 0`): a select."""
+    split = _mask_among_basic(x.ndim, key)
+    if split is None or split[2] or np.ndim(value) != 0 or isinstance(value, (list, tuple)):
+        return None
+    lead, mask, _ = split
+    mask = to_node(mask)
+    if mask.shape != x.shape[lead:lead + mask.ndim]:
         raise IndexError(f"boolean index of shape {mask.shape} does not match the indexed "
                          f"array's shape {x.shape}")
-    mask = B.broadcast(mask, x.shape, tuple(range(mask.ndim)))
+    mask = B.broadcast(mask, x.shape, tuple(range(lead, lead + mask.ndim)))
     return B.select(mask, broadcast_to(to_node(value, x.dtype), x.shape), x.node)
+
+
+def _masked_view_update(x: Tracer, key, value) -> bool:
+    """`x[mask, 1] = scalar` as NumPy means it: `x[:, 1][mask] = scalar`, a masked write
+    into a basic view of x (which reaches x).  False if the key is not of that form."""
+    split = _mask_among_basic(x.ndim, key)
+    if split is None or not split[2] or np.ndim(value) != 0 or \
+            isinstance(value, (list, tuple)):
+        return False
+    lead, mask, after = split
+    view = x[(slice(None),) * (lead + np.ndim(mask)) + after]
+    view[(slice(None),) * lead + (mask,)] = value
+    return True
 
 
 def _scalar_arguments_read(x: Tracer, key) -> frozenset[int]:
@@ -371,6 +407,8 @@ def lower_setitem(x: Tracer, key, value) -> None:
     masked = _scalar_mask_update(x, key, value)
     if masked is not None:
         x.node = masked
+        return
+    if _masked_view_update(x, key, value):
         return
     plan = _plan(x.node, key)
     if plan.advanced and plan.mask is None:
@@ -459,3 +497,30 @@ def take_along_axis(arr, indices, axis=-1):
             coord = B.binary(Op.MUL, coord, B.broadcast(scalar(stride, np.int64), tuple(shape)))
         linear = coord if linear is None else B.binary(Op.ADD, linear, coord)
     return wrap(B.gather(B.reshape(x, (x.size,)), linear, 0))
+
+
+@implements(np.diag_indices_from)
+def diag_indices_from(arr):
+    """Index arrays that depend only on the shape: concrete, as NumPy gives them."""
+    shape = shape_of(arr)
+    if len(shape) < 2:
+        raise ValueError("input array must be at least 2-d")
+    if len(set(shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return np.diag_indices(shape[0], len(shape))
+
+
+@implements(np.tril_indices_from)
+def tril_indices_from(arr, k=0):
+    shape = shape_of(arr)
+    if len(shape) != 2:
+        raise ValueError("input array must be 2-d")
+    return np.tril_indices(shape[-2], k=k, m=shape[-1])
+
+
+@implements(np.triu_indices_from)
+def triu_indices_from(arr, k=0):
+    shape = shape_of(arr)
+    if len(shape) != 2:
+        raise ValueError("input array must be 2-d")
+    return np.triu_indices(shape[-2], k=k, m=shape[-1])

@@ -134,8 +134,11 @@ class PathChoice:
     seconds: dict = field(default_factory=lambda: {"clustered": [], "numpy": []})
     since_remeasure: float = 0.0         # seconds the faster path ran since
     whole: Any = None                    # the Compiled program of a call without breaks
+    numpy_only: str = ""                 # why the compiled path is never tried again
 
     def next_path(self) -> str:
+        if self.numpy_only:
+            return "numpy"
         for path in ("clustered", "numpy"):
             if len(self.seconds[path]) < self.SAMPLES:
                 return path
@@ -154,11 +157,15 @@ class PathChoice:
         del times[:-self.SAMPLES]
 
     def best(self) -> str | None:
+        if self.numpy_only:
+            return "numpy"
         if not all(self.seconds.values()):
             return None
         return min(self.seconds, key=lambda path: min(self.seconds[path]))
 
     def describe(self) -> str:
+        if self.numpy_only:
+            return f"runs with NumPy: {self.numpy_only}"
         measured = ", ".join(f"{path} {min(times) * 1e6:.0f} us" for path, times
                              in self.seconds.items() if times)
         if self.whole is not None:
@@ -170,6 +177,14 @@ class PathChoice:
         return f"runs {'with NumPy' if best == 'numpy' else compiled} ({measured})"
 
 
+TRACE_BUDGET_SECONDS = 2.0
+
+
+class _TraceTooLong(BaseException):
+    """Tracing one call took longer than TRACE_BUDGET_SECONDS (compiles not counted).  A
+    BaseException, so a user's `except Exception` around traced code cannot swallow it."""
+
+
 class _ClusteringContext(TraceContext):
     def __init__(self, clusterer: "AutoClusterer", name: str):
         super().__init__(name)
@@ -177,6 +192,18 @@ class _ClusteringContext(TraceContext):
         self.report = clusterer.report
         self.breaks = 0
         self.readonly_reasons: dict[int, str] = {}
+        self.started = time.perf_counter()
+        self.wrapped = 0
+
+    def wrap(self, node: Node) -> Tracer:
+        """Every traced value passes here: a long trace (a loop over array elements,
+        unrolled) is cut off, and the call runs with NumPy instead."""
+        self.wrapped += 1
+        if self.wrapped % 256 == 0:
+            tracing = time.perf_counter() - self.started - self.clusterer.call_compile_seconds
+            if tracing > TRACE_BUDGET_SECONDS:
+                raise _TraceTooLong
+        return super().wrap(node)
 
     def flush(self) -> None:
         """Compile and run everything traced so far; live roots become concrete inputs
@@ -359,7 +386,13 @@ class AutoClusterer:
             return context, trace(fn, args, kwargs, self.jitted.static_argnums,
                                   context=context, static_leaves=static_leaves,
                                   scalars_traced=True)
-        context, traced = trace_learning_statics(trace_once, statics)
+        try:
+            context, traced = trace_learning_statics(trace_once, statics)
+        except _TraceTooLong:
+            choice = self._choice(key, leaves)
+            choice.numpy_only = f"its trace took more than {TRACE_BUDGET_SECONDS:g} s"
+            with suspended():                    # nothing was written back: run it anew
+                return fn(*args, **kwargs)
         if not context.breaks:
             compiled = self._whole_program(traced)
             if compiled is not None:

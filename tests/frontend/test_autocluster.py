@@ -125,3 +125,21 @@ def test_both_paths_keep_returned_arguments_as_the_callers_objects(path, monkeyp
     expected = scale_if_big(copy.deepcopy(x))
     assert jitted(x) is x
     np.testing.assert_array_equal(x, expected)
+
+
+def test_a_trace_past_its_budget_stops_and_the_call_runs_with_numpy(monkeypatch):
+    """A loop over array elements unrolls into a long trace: past the budget the call
+    runs with NumPy, writing its arguments once, and later calls never trace again."""
+    def prefix_sums(x):
+        for i in range(1, x.shape[0]):
+            x[i] += x[i - 1]
+        return x
+    monkeypatch.setattr(autocluster, "TRACE_BUDGET_SECONDS", 0.0)
+    jitted = xlanb.jit(prefix_sums, must_compile=False)
+    for seed in range(3):
+        x = np.random.default_rng(seed).random(400)
+        expected = np.cumsum(x)
+        assert jitted(x) is x
+        assert_close(x, expected, n=400)
+    [choice] = jitted.report.paths.values()
+    assert choice.numpy_only and "runs with NumPy: its trace took" in str(jitted.report)

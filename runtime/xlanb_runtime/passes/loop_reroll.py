@@ -141,6 +141,10 @@ class _Loop:
                 break
         if trips < MIN_TRIPS:
             return None
+        for offset, init in carried_init.items():       # the state keeps one type
+            carried = order[start + offset]
+            if (init.shape, init.dtype) != (carried.shape, carried.dtype):
+                return None
         stretch = _Stretch(start, period, trips)
         end = start + trips * period
         results = cls._results(graph, order, stretch, end)

@@ -156,6 +156,12 @@ OPERATOR_ROWS = [
     ("divmod", lambda x: divmod(x, 3), ints(6)),
     ("np_divmod", lambda x: np.divmod(x, 1.5), normal(6)),
     ("bool_arith", lambda x: x + True, ints(3, dtype=I32)),
+    ("shifts", lambda x, k: (x << 3, x >> 2, x >> 63, x << k, x >> k, np.left_shift(x, 70),
+                             np.right_shift(x.astype(np.uint8), 3), x.astype(np.uint16) << 9),
+     args_of(ints(6, low=-1000, high=1000), ints(6, low=0, high=70))),
+    ("fmod", lambda a, b, x: (np.fmod(a, b), np.fmod(x, 0.75), np.fmod(-x, np.inf),
+                              np.fmod(x, b)),
+     args_of(ints(6), lambda rng: rng.choice(np.array([-3, 2, 5]), 6), normal(6))),
 ]
 
 
@@ -657,3 +663,17 @@ def test_diagonal_of_a_matrix_is_read_only_as_in_numpy():
         write_diagonal(np.ones((3, 3)))
     with pytest.raises(ReadOnlyArrayError):
         trace(write_diagonal, (np.ones((3, 3)),))
+
+
+def add_at(c, v, w):
+    np.add.at(c, v, 1)                    # repeated indices add up, unlike c[v] += 1
+    np.subtract.at(c, v[:3], w[:3])
+    m = np.zeros((5, 2))
+    np.add.at(m, v, w[:, None] * np.ones(2))
+    np.add.at(m, [0, 0, -1], 2.5)
+    return c, m
+
+
+def test_ufunc_at_adds_at_repeated_indices():
+    rng = np.random.default_rng(21)
+    check(add_at, np.zeros(5), rng.integers(0, 5, 9), rng.random(9))

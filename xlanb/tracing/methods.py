@@ -24,6 +24,7 @@ _BINARY = {
     "truediv": (np.true_divide, "/"), "floordiv": (np.floor_divide, "//"),
     "mod": (np.remainder, "%"), "pow": (np.power, "**"), "matmul": (np.matmul, "@"),
     "and": (np.bitwise_and, "&"), "or": (np.bitwise_or, "|"), "xor": (np.bitwise_xor, "^"),
+    "lshift": (np.left_shift, "<<"), "rshift": (np.right_shift, ">>"),
     "divmod": (np.divmod, "divmod()"),
 }
 _COMPARE = {"lt": (np.less, "<"), "le": (np.less_equal, "<="), "gt": (np.greater, ">"),

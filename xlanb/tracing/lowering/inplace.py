@@ -1,4 +1,5 @@
-"""Writes into existing arrays: `out=`, `np.copyto`, `x.fill`, `np.fill_diagonal`, `np.putmask`.
+"""Writes into existing arrays: `out=`, `np.copyto`, `x.fill`, `np.fill_diagonal`, `np.putmask`,
+`np.add.at`.
 
 Each computes the new contents as a node and assigns it to the destination Tracer
 (`tracer.node = ...`), which writes through views into the root; `trace()` writes argument
@@ -104,3 +105,32 @@ def putmask(a, mask, values):
         raise unsupported_option("putmask", "values=", "pass a scalar or an array of a's "
                                  "shape (NumPy repeats shorter ones)")
     assign(dest, values, "unsafe", where=mask)
+
+
+def ufunc_at(ufunc, a, indices, b=None):
+    """np.add.at(a, indices, b) / np.subtract.at: every index adds, repeated ones too, as
+    a `scatter-add` on axis 0 (integer indices; other forms run with NumPy)."""
+    from . import unsupported
+    from .indexing import _index_node
+    from .ufuncs import _resolve
+    what = f"np.{ufunc.__name__}.at"
+    index_dtype = dtype_of(indices) if isinstance(indices, Tracer) else (
+        np.asarray(indices).dtype if not isinstance(indices, (tuple, slice)) else None)
+    if b is None or index_dtype is None or index_dtype.kind not in "iu" or \
+            not isinstance(a, Tracer):
+        return unsupported(getattr(ufunc, "at"), (a, indices, b), {}, what)
+    dest = destination(a, what)
+    if dest.ndim == 0:
+        raise IndexError("too many indices for array: array is 0-dimensional")
+    index = _index_node(indices if isinstance(indices, Tracer) else np.asarray(indices),
+                        dest.shape[0], 0)
+    dtype = np.dtype(_resolve(ufunc, (dest, b), None)[-1])
+    if not np.can_cast(dtype, dest.dtype, "same_kind"):
+        raise fail(DTypeError, f"cannot cast ufunc '{ufunc.__name__}' output from {dtype} to "
+                   f"{dest.dtype} with casting rule 'same_kind'",
+                   hint=f"convert the values explicitly: `.astype({dest.dtype})`")
+    shape = index.shape + dest.shape[1:]
+    values = broadcast_to(to_node(b, dest.dtype), shape)
+    if ufunc is np.subtract:
+        values = B.unary(Op.NEG, values)
+    dest.node = B.scatter_add(dest.node, index, values, 0)

@@ -4,7 +4,7 @@ Each ufunc has a rule from operand nodes to a node.  `lower_ufunc` first asks Nu
 loop it would run (`ufunc.resolve_dtypes`, with weak Python scalars), converts and
 broadcasts the operands to that loop's dtypes, applies the rule, and converts the result to
 the loop's output dtype, so dtypes match NumPy eager exactly.  Ufuncs without an IR op are
-composed from others (`tan = sin / cos`, `isnan(x) = x != x`).
+composed from others (`tan = sin / cos`, `isnan(x) = x != x`, `x << k = x * 2**k`).
 """
 from __future__ import annotations
 
@@ -109,6 +109,34 @@ def _hypot(x, y):
     return B.unary(Op.SQRT, B.binary(Op.ADD, B.binary(Op.MUL, x, x), B.binary(Op.MUL, y, y)))
 
 
+def _fmod(x, y):
+    """C's fmod (the sign of x): |x| mod |y| is exact, unlike a correction of floor-mod."""
+    if x.dtype.kind == "u":
+        return B.binary(Op.REM, x, y)
+    r = B.binary(Op.REM, _abs(x), _abs(y))
+    return B.select(B.binary(Op.LT, x, _const(x, 0)), B.unary(Op.NEG, r), r)
+
+
+def _shift(left: bool):
+    """x << y = x * 2**y and x >> y = floor(x / 2**y) (arithmetic for signed ints), with
+    NumPy's results for counts past the width: 0, or the sign (-1/0) for >> of signed."""
+    def rule(x, y):
+        if x.dtype == np.bool_:                    # NumPy has no bool loop; never reached
+            raise TypeError("bool shifts")
+        bits = x.dtype.itemsize * 8
+        limit = bits if left or x.dtype.kind == "u" else bits - 1
+        valid = B.binary(Op.AND, B.binary(Op.GE, y, _const(y, 0)),
+                         B.binary(Op.LT, y, _const(y, limit)))
+        power = B.binary(Op.POW, _const(x, 2), B.select(valid, y, _const(y, 0)))
+        if left:
+            return B.select(valid, B.binary(Op.MUL, x, power), _const(x, 0))
+        shifted = B.binary(Op.FLOOR_DIV, x, power)
+        beyond = _const(x, 0) if x.dtype.kind == "u" else B.select(
+            B.binary(Op.LT, x, _const(x, 0)), _const(x, -1), _const(x, 0))
+        return B.select(valid, shifted, beyond)
+    return rule
+
+
 RULES = {
     # unary
     np.negative: _un(Op.NEG),
@@ -170,6 +198,9 @@ RULES = {
     np.bitwise_and: _bin(Op.AND),
     np.bitwise_or: _bin(Op.OR),
     np.bitwise_xor: _bin(Op.XOR),
+    np.left_shift: _shift(True),
+    np.right_shift: _shift(False),
+    np.fmod: _fmod,
 }
 
 _IGNORED_DEFAULTS = {"casting": "same_kind", "order": "K", "subok": True}
@@ -200,6 +231,8 @@ def lower_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
         a, b = inputs
         shape_a = tuple(shape_of(a)) + (1,) * len(shape_of(b))
         return lower_ufunc(ufunc, "__call__", (np.reshape(a, shape_a), b), {})
+    if method == "at" and ufunc in (np.add, np.subtract) and not kwargs:
+        return inplace.ufunc_at(ufunc, *inputs)
     if method != "__call__":
         return unsupported(getattr(ufunc, method), inputs, kwargs, f"np.{name}.{method}")
     kwargs = dict(kwargs)

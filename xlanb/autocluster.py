@@ -223,7 +223,10 @@ class _ClusteringContext(TraceContext):
     def value_of(self, tracer: Tracer) -> np.ndarray:
         """The concrete value of a tracer whose root is an input (after `flush`)."""
         root = tracer.root if tracer.root is not None else tracer
-        value = self.input_values[root.node.arg]
+        if root.node.op is Op.CONSTANT:      # an array made in the function, never written
+            value = root.node.arg
+        else:
+            value = self.input_values[root.node.arg]
         return apply_steps(value, tracer.steps) if tracer.root is not None else value
 
     def materialize(self, tracer: Tracer, what: str) -> np.ndarray:

@@ -143,3 +143,17 @@ def test_a_trace_past_its_budget_stops_and_the_call_runs_with_numpy(monkeypatch)
         assert_close(x, expected, n=400)
     [choice] = jitted.report.paths.values()
     assert choice.numpy_only and "runs with NumPy: its trace took" in str(jitted.report)
+
+
+def test_an_unsupported_call_on_an_array_made_in_the_function():
+    """An array made inside (a constant until written) reaches NumPy's function as its value,
+    and what NumPy writes into it is kept."""
+    def scatter_max(v, w):
+        c = np.zeros(5)
+        np.maximum.at(c, v, w)                   # no compiled lowering: runs with NumPy
+        d = np.arange(6.0)
+        return c, np.flatnonzero(d[1:] > 2) + c.sum()
+    v, w = np.array([0, 1, 1, 3]), np.array([1.0, 2.0, 3.0, 4.0])
+    got = xlanb.jit(scatter_max, must_compile=False)(v, w)
+    for g, e in zip(got, scatter_max(v, w)):
+        np.testing.assert_array_equal(g, e)

@@ -1,0 +1,128 @@
+"""The semantics corpus (tests/frontend/semantics_corpus/) against NumPy.
+
+Each program runs on fresh seeded inputs with NumPy, under `xlanb.jit(f)` and under
+`xlanb.jit(f, must_compile=False)`, twice (the first call traces and compiles, the second
+takes the cached path).  The return values and every argument after the call (and the
+buffer under an argument that is a view) must match NumPy's in dtype, shape and value.
+Where NumPy returns an argument or a view of one, xlanb must return that same object or a
+view of the same memory; where NumPy returns a new array, so must xlanb.
+
+Under `jit` a program may instead raise the named xlanb error its `jit_error` gives (a
+data-dependent shape, Python control flow on a traced value); under `must_compile=False`
+every program must match NumPy, and an internal failure that falls back to NumPy
+(`FallbackWarning`) fails the test too.  The kernel suite's 35 kernels are the rest of the
+corpus (test_kernel_suite.py); `test_corpus_size` checks the total.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import xlanb
+from xlanb.autocluster import FallbackWarning
+from xlanb_runtime import flags
+
+from semantics_corpus import programs, sizes
+from tolerance import assert_close
+
+PROGRAMS = programs()
+
+
+def _arrays(args) -> list[np.ndarray]:
+    """The array arguments, then the buffers under those that are views (once each)."""
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    seen = {id(a) for a in arrays}
+    for a in list(arrays):
+        base = a.base
+        if isinstance(base, np.ndarray) and id(base) not in seen:
+            seen.add(id(base))
+            arrays.append(base)
+    return arrays
+
+
+def _leaves(result) -> list:
+    if isinstance(result, (tuple, list)):
+        return [leaf for item in result for leaf in _leaves(item)]
+    return [result]
+
+
+def _compare(expected, got, prog, what):
+    if isinstance(expected, (tuple, list)):
+        assert isinstance(got, (tuple, list)) and len(got) == len(expected), \
+            f"{what}: {type(got).__name__} of {len(got) if hasattr(got, '__len__') else '?'}"
+        for i, (e, g) in enumerate(zip(expected, got)):
+            _compare(e, g, prog, f"{what}[{i}]")
+        return
+    if expected is None:
+        assert got is None, f"{what}: expected None, got {type(got).__name__}"
+        return
+    e, g = np.asarray(expected), np.asarray(got)
+    assert g.dtype == e.dtype, f"{what}: dtype {g.dtype} != NumPy's {e.dtype}"
+    assert g.shape == e.shape, f"{what}: shape {g.shape} != NumPy's {e.shape}"
+    assert_close(g, e, n=prog.n, k=prog.k, err_msg=what)
+
+
+def _compare_call(prog, args_np, args_x, expected, got):
+    """Results and every argument as NumPy left them, and the same sharing of memory
+    between results and arguments."""
+    _compare(expected, got, prog, "result")
+    arrays_np, arrays_x = _arrays(args_np), _arrays(args_x)
+    assert len(arrays_np) == len(arrays_x)
+    for i, (e, g) in enumerate(zip(arrays_np, arrays_x)):
+        _compare(e, g, prog, f"argument array {i} after the call")
+    for r, (e, g) in enumerate(zip(_leaves(expected), _leaves(got))):
+        if not isinstance(e, np.ndarray):
+            continue
+        for i, (a_np, a_x) in enumerate(zip(arrays_np, arrays_x)):
+            assert (g is a_x) == (e is a_np), \
+                f"result {r} is argument {i}: NumPy {e is a_np}, xlanb {g is a_x}"
+            shares = isinstance(g, np.ndarray) and np.shares_memory(g, a_x)
+            assert shares == np.shares_memory(e, a_np), \
+                f"result {r} shares memory with argument {i}: NumPy " \
+                f"{np.shares_memory(e, a_np)}, xlanb {shares}"
+
+
+def run_program(prog, must_compile: bool):
+    """Run `prog` twice under xlanb (seeds 0 and 1) and compare with NumPy.  A named
+    error must leave every argument as it was."""
+    fn = xlanb.jit(prog.fn, must_compile=must_compile)
+    for seed in (0, 1):
+        args_np = prog.make_args(np.random.default_rng(seed))
+        args_x = prog.make_args(np.random.default_rng(seed))
+        with np.errstate(all="ignore"):
+            expected = prog.fn(*args_np)
+        # loop-heavy programs unroll: keep compiles short here (the budget is a flag)
+        with flags.overriding(xla_max_kernels=12), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            warnings.simplefilter("error", FallbackWarning)
+            try:
+                got = fn(*args_x)
+            except xlanb.errors.CompileError:
+                untouched = prog.make_args(np.random.default_rng(seed))
+                _compare_call(prog, untouched, args_x, None, None)
+                raise
+        _compare_call(prog, args_np, args_x, expected, got)
+
+
+@pytest.mark.parametrize("prog", PROGRAMS, ids=[p.name for p in PROGRAMS])
+def test_program_under_jit(prog):
+    if prog.jit_error is None:
+        run_program(prog, must_compile=True)
+        return
+    try:
+        run_program(prog, must_compile=True)
+    except prog.jit_error:
+        pass                                   # the named error this program may raise
+
+
+@pytest.mark.parametrize("prog", PROGRAMS, ids=[p.name for p in PROGRAMS])
+def test_program_under_autoclustering(prog):
+    run_program(prog, must_compile=False)
+
+
+def test_corpus_size():
+    counts = sizes()
+    assert counts["new programs"] >= 120
+    assert counts["corpus total"] >= 150

@@ -254,8 +254,20 @@ def _made_arrays(x):
     return e, r, lin, full
 
 
+def _sized_by_calls(x):
+    out = np.empty(len(x))                        # a call nested in the creation call
+    for i in range(len(x)):
+        out[i] = x[i] * i
+    z = np.empty(len(x), dtype=np.complex128)
+    z.real = x
+    z.imag = out
+    w = np.zeros((2, max(len(x), 2)), dtype=complex)
+    w.real[1] = x
+    return out, z, w
+
+
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn", [_grid, _made_arrays])
+@pytest.mark.parametrize("fn", [_grid, _made_arrays, _sized_by_calls])
 def test_arrays_made_inside_take_traced_writes(fn, mode):
     assert_same_call(fn, (np.random.default_rng(1).random(5),), mode)
 

@@ -168,10 +168,13 @@ def _callee_name(instructions: list, k: int) -> str | None:
     its arguments by stack effect (None when the code between is not straight-line)."""
     call = instructions[k]
     need = (call.arg or 0) + (1 if call.opname == "CALL_KW" else 0)
-    depth = 0
+    depth, started = 0, False
     for ins in reversed(instructions[:k]):
-        if ins.opname in _SKIPPED:
+        # 3.11 splits a call's stack effect between PRECALL and CALL: skip this call's own
+        # PRECALL, count those of calls nested in its arguments (`np.empty(len(a))`)
+        if ins.opname in _SKIPPED and not (ins.opname == "PRECALL" and started):
             continue
+        started = True
         if depth == need:
             return ins.argval if ins.opname in _LOADS and isinstance(ins.argval, str) else None
         if getattr(ins, "is_jump_target", False) or "JUMP" in ins.opname:

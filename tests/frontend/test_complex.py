@@ -158,7 +158,8 @@ def test_abs_is_real(dtype, mode):
 @each_dtype
 def test_conjugate(dtype, mode):
     x = cplx(dtype, N, 0)
-    check(lambda x: (np.conj(x), np.conjugate(x), x * np.conj(x)), (x,), mode)
+    check(lambda x: (np.conj(x), np.conjugate(x), x * np.conj(x), x.conj(), x.conjugate(),
+                     x.conj().T.real), (x,), mode)
 
 
 @each_dtype

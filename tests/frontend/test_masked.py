@@ -56,6 +56,12 @@ def _mask_with_basic_entries(x, rows, cols):
     x[rows, 2:, ::2] = 3.5
 
 
+def _julia_step(z, c):
+    alive = np.abs(z) < 2
+    z[alive] = z[alive] ** 2 + c              # c: a traced Python scalar, broadcast
+    return alive
+
+
 MODES = [pytest.param(True, id="jit"), pytest.param(False, id="autocluster")]
 RNG = np.random.default_rng(3)
 
@@ -65,6 +71,7 @@ RNG = np.random.default_rng(3)
     (_reductions, (RNG.random(12),)), (_same_mask_update, (RNG.random(9), np.zeros(9))),
     (_snapshot_before_write, (RNG.random(8),)),
     (_row_mask, (RNG.random((5, 3)), RNG.random(5) > 0.5)),
+    (_julia_step, (RNG.random(7) * 3 + 0.5j, -0.8 + 0.156j)),
     (_mask_with_basic_entries, (RNG.random((4, 5, 3)), RNG.random(4) > 0.5,
                                 RNG.random(5) > 0.5))])
 def test_masked_selections_match_numpy(fn, args, mode):

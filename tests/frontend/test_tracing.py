@@ -202,6 +202,11 @@ ELEMENTWISE_ROWS = [
      np.exp(x - x.max(axis=-1, keepdims=True)).sum(axis=-1, keepdims=True), normal(3, 5)),
     ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), normal(3, 5, dtype=F32)),
     ("isnan_with_nan", lambda x: (np.isnan(x / x), np.isinf(1 / x)), ints(5, low=-1, high=2)),
+    ("isclose_allclose", lambda x, y: (np.isclose(x, x + 1e-9), np.isclose(x, y, atol=0.5),
+                                       np.allclose(x, x * (1 + 1e-7)), np.allclose(x, y),
+                                       np.isclose(x / 0.0, y / 0.0, equal_nan=True),
+                                       np.isclose(x.astype(F32), 0.0, atol=0.3)),
+     args_of(normal(6), normal(6))),
 ]
 
 

@@ -130,12 +130,18 @@ def _fill(x, value):
     fill(x, value)
 
 
+def _clip(x, min=None, max=None, out=None, **kwargs):
+    """ndarray.clip: either bound may be left out (np.clip needs both before NumPy 2.1)."""
+    return np.clip(x, min, max, out=out, **kwargs)
+
+
 _METHODS = {
     "sum": np.sum, "prod": np.prod, "mean": np.mean, "var": np.var, "std": np.std,
     "max": np.max, "min": np.min, "argmax": np.argmax, "argmin": np.argmin, "any": np.any,
-    "all": np.all, "clip": np.clip, "dot": np.dot, "swapaxes": np.swapaxes,
+    "all": np.all, "clip": _clip, "dot": np.dot, "swapaxes": np.swapaxes,
     "squeeze": np.squeeze, "ravel": np.ravel, "take": np.take, "repeat": np.repeat,
     "round": np.round, "trace": np.trace, "diagonal": np.diagonal, "nonzero": np.nonzero,
+    "conj": np.conjugate, "conjugate": np.conjugate,
     "reshape": _reshape, "transpose": _transpose, "astype": _astype, "flatten": _flatten,
     "copy": _copy, "fill": _fill,
 }

@@ -8,8 +8,8 @@ run time.  Most uses never look at that shape, and they compile:
     (x[mask] ** 2).sum()                                    ->  elementwise, then masked sum
 
 A `MaskedSelection` holds the source array's value *at the time of indexing* and the mask.
-Ufuncs whose array operands are selections under the same mask (or scalars) give a new
-selection.  Anything that needs the selected elements as an array (`len`, `.shape`, a
+Ufuncs whose array operands are selections under the same mask (or scalars, traced ones
+included) give a new selection.  Anything that needs the selected elements as an array (`len`, `.shape`, a
 sort, `np.max`, which raises on an empty selection in NumPy) asks the trace for them through
 `materialize`, which is a `DataDependentShapeError` under `jit` and NumPy under
 `must_compile=False`.
@@ -90,7 +90,8 @@ class MaskedSelection:
         return func(*_materialized(args, func), **_materialized(kwargs, func))
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        arrays = [x for x in inputs if isinstance(x, (Tracer, np.ndarray, MaskedSelection))]
+        arrays = [x for x in inputs if isinstance(x, MaskedSelection) or (
+            isinstance(x, (Tracer, np.ndarray)) and x.ndim > 0)]     # 0-d: a scalar
         if method == "__call__" and not kwargs and all(
                 isinstance(x, MaskedSelection) and same_value(x.mask, self.mask) and
                 x.source.shape == self.source.shape for x in arrays):

@@ -324,3 +324,25 @@ def round_(a, decimals=0, out=None):
     factor = _const(x, 10.0 ** decimals)
     scaled = B.unary(Op.ROUND, B.binary(Op.MUL, x, factor))
     return wrap(B.binary(Op.DIV, scaled, factor))
+
+
+@implements(np.isclose)
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """NumPy's formula |a - b| <= atol + rtol * |b|, in at least float64 as NumPy computes
+    it; infinities are close only to themselves, NaN only when `equal_nan`."""
+    dtype = np.result_type(result_type(a, b), 1.0)
+    x, y = (wrap(B.convert(to_node(v), dtype)) if not isinstance(v, (int, float, complex))
+            else v for v in (a, b))
+    finite = np.isfinite(x) & np.isfinite(y)
+    with np.errstate(invalid="ignore"):
+        close = np.abs(x - y) <= atol + rtol * np.abs(y)
+    result = np.where(finite, close, x == y)
+    if equal_nan:
+        result = result | (np.isnan(x) & np.isnan(y))
+    return result
+
+
+@implements(np.allclose)
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """A traced bool (NumPy returns a Python bool: `if np.allclose(...)` needs its value)."""
+    return np.all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))

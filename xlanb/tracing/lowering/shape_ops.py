@@ -249,6 +249,37 @@ def vstack(tup, *, dtype=None, casting="same_kind"):
     return wrap(concat_nodes([wrap(_atleast(to_node(a), 2)) for a in tup], 0, dtype))
 
 
+@implements(np.append)
+def append(arr, values, axis=None):
+    if axis is None:
+        return wrap(concat_nodes([wrap(B.reshape(n, (n.size,))) for n in
+                                  (to_node(arr), to_node(values))], 0, result_type(arr, values)))
+    return concatenate((arr, values), axis=axis)
+
+
+@implements(np.meshgrid)
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """Coordinate arrays: each 1-D input broadcast along the other dims (the first two
+    swapped for indexing='xy'); copies, as NumPy's default copy=True gives."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    nodes = [to_node(x) for x in xi]
+    nodes = [B.reshape(n, (n.size,)) for n in nodes]
+    shape = [n.shape[0] for n in nodes]
+    axes = list(range(len(nodes)))
+    if indexing == "xy" and len(nodes) > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+        axes[0], axes[1] = 1, 0
+    out = []
+    for n, axis in zip(nodes, axes):
+        placed = [1] * len(nodes)
+        placed[axis] = n.shape[0]
+        node = B.reshape(n, placed)
+        out.append(wrap(node if sparse else B.broadcast(node, tuple(shape),
+                                                        tuple(range(len(nodes))))))
+    return tuple(out)
+
+
 @implements(np.shape)
 def shape(a):
     return tuple(shape_of(a))

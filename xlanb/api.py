@@ -72,7 +72,8 @@ def _leaf_signature(leaf, static: bool = False) -> Any:
     return ("static", type(leaf), _static_key(leaf))
 
 
-_WEAK_SCALARS = (int, float, complex, bool)
+_WEAK_SCALARS = (int, float, complex)   # a Python bool is static: tracing it as np.bool_
+                                        # would change Python's `True + True == 2`
 
 
 class Lowered:

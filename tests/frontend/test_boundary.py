@@ -302,6 +302,17 @@ def test_scalar_used_as_a_size_becomes_static():
     assert f.cache_info().misses == 2
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_python_bool_arguments_keep_pythons_arithmetic(mode):
+    def f(x, flag):                      # Python: True + True == 2, ~True == -2
+        return np.where(flag, x, -x), x * flag, flag + flag, ~flag, x.astype(np.float32) * flag
+    g = xlanb.jit(f, must_compile=mode)
+    for flag in (True, False, True):
+        for got, want in zip(g(np.arange(3.0), flag), f(np.arange(3.0), flag)):
+            assert np.asarray(got).dtype == np.asarray(want).dtype
+            np.testing.assert_array_equal(got, want)
+
+
 def test_scalar_arguments_are_immutable():
     def f(x, s):
         s += 1.0

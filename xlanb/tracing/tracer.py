@@ -624,8 +624,10 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
 
 
 def is_traceable_leaf(leaf: Any) -> bool:
-    """Arrays, and Python numbers (traced as weakly typed scalars)."""
-    return is_array_leaf(leaf) or type(leaf) in (int, float, complex, bool)
+    """Arrays, and Python numbers (traced as weakly typed scalars).  A Python bool stays
+    static: two values at most, and Python computes with it as an int (`True + True`,
+    `~flag`), which a traced np.bool_ would not."""
+    return is_array_leaf(leaf) or type(leaf) in (int, float, complex)
 
 
 from . import lowering  # noqa: E402  (the rules import Tracer from this module)

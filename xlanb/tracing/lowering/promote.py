@@ -40,6 +40,8 @@ def concrete(x: Any) -> np.ndarray:
 def promotion_type(x: Any):
     """What `ufunc.resolve_dtypes` takes: a dtype, or the Python type of a weak scalar."""
     if isinstance(x, Tracer) and x.weak_type is not None:
+        if x.weak_type is bool:          # Python bools are not weak in NEP 50: np.bool_
+            return np.dtype(np.bool_)
         return x.weak_type               # a traced Python scalar argument
     if isinstance(x, (Tracer, Node)):
         return x.dtype

@@ -1,0 +1,269 @@
+"""Writes through views, aliased arguments and returned arguments: `row = M[0]; row *= 2`,
+`.T`, reshape/ravel views, strided and reversed slices, `x[..., None]`, ufunc `out=`,
+np.copyto, x.fill, the same array passed twice, overlapping views passed as two
+arguments, functions returning an argument or a view of one, scalar Python arguments."""
+import numpy as np
+
+from . import program
+
+
+@program(lambda r: (lambda x: (x, x))(r.random(6)))
+def same_array_twice_add(a, b):
+    a += b
+    return a
+
+
+@program(lambda r: (lambda x: (x, x))(r.random((3, 3))))
+def same_array_twice_out(a, b):
+    np.multiply(a, b, out=a)
+    b -= 1
+    return a.sum() + b.sum()
+
+
+@program(lambda r: (lambda x: (x[1:], x[:-1]))(r.random(8)))
+def overlapping_shifted_views(a, b):
+    a[:] = b + 1
+    return b.copy()
+
+
+@program(lambda r: (lambda x: (x[1:], x[:-1]))(r.random(8)))
+def overlapping_views_read_after_write(a, b):
+    a *= 2
+    return b.sum()
+
+
+@program(lambda r: (lambda M: (M[:, 0], M[0, :]))(r.random((4, 4))))
+def row_and_column_of_one_matrix(col, row):
+    col += 10
+    return row.copy()
+
+
+@program(lambda r: (lambda M: (M, M[1]))(r.random((3, 4))))
+def base_and_its_row(M, row):
+    row[:] = 0
+    return M.sum()
+
+
+@program(lambda r: (lambda x: (x[::2], x[1::2]))(r.random(10)))
+def interleaved_views_disjoint(even, odd):
+    even += odd
+    odd -= 1
+
+
+@program(lambda r: (r.random(6), 3.0))
+def returns_argument_after_scaling(x, s):
+    x *= s
+    return x
+
+
+@program(lambda r: (r.random(6),))
+def returns_view_of_argument(x):
+    return x[1:]
+
+
+@program(lambda r: (r.random((3, 4)),))
+def returns_transpose_view(M):
+    return M.T
+
+
+@program(lambda r: (r.random((3, 4)),))
+def returns_argument_and_row(M):
+    M[0] += 1
+    return M, M[0]
+
+
+@program(lambda r: (r.random((3, 4)),))
+def row_view_write(M):
+    row = M[0]
+    row *= 2
+    return M
+
+
+@program(lambda r: (r.random((3, 4)),))
+def transpose_write(M):
+    M.T[0] = -1.0
+    Mt = M.T
+    Mt[:, 1] += 5
+
+
+@program(lambda r: (r.random(12),))
+def reshape_view_write(x):
+    y = x.reshape(3, 4)
+    y[1] = 0.0
+    x.reshape(2, -1)[:, 0] = 7.0
+
+
+@program(lambda r: (r.random((3, 4)),))
+def ravel_view_write(M):
+    M.ravel()[::3] = -1.0
+
+
+@program(lambda r: (r.random((3, 4)),))
+def ravel_of_transpose_is_a_copy(M):
+    r_ = M.T.ravel()
+    r_[:] = 0.0
+    return r_
+
+
+@program(lambda r: (r.random(9),))
+def strided_write_from_other_half(x):
+    x[::2] = x[1::2].sum()
+    x[1::2] = 0
+
+
+@program(lambda r: (r.random(5),))
+def newaxis_view_write(x):
+    v = x[..., None]
+    v *= 3
+    x[None, 1:3] += 1
+
+
+@program(lambda r: (r.random(6), np.zeros(6)))
+def ufunc_out_into_argument(x, y):
+    np.multiply(x, 2, out=y)
+    np.add(x, y, out=x)
+    np.sqrt(y, out=y)
+
+
+@program(lambda r: (np.zeros(6), r.random(6)))
+def copyto_with_where(dst, src):
+    np.copyto(dst, src)
+    np.copyto(dst, 0.0, where=src > 0.5)
+
+
+@program(lambda r: (r.random(5),))
+def fill_then_set(x):
+    x.fill(3.0)
+    x[0] = 1.0
+
+
+@program(lambda r: (r.random((4, 5)),))
+def chained_view_augmented(M):
+    M[1:, ::2].T[0] += 1
+    M[::-1, 1][:2] = 9.0
+
+
+@program(lambda r: (r.random(7),))
+def reversed_self_assign(x):
+    x[:] = x[::-1]
+
+
+@program(lambda r: (r.random((3, 3)), np.zeros((3, 3))))
+def writes_other_returns_row_view(A, B):
+    B[:] = A.T
+    return A[0]
+
+
+def _center(y):
+    y -= y.mean()
+
+
+@program(lambda r: (r.random(6),))
+def helper_mutates_a_view(x):
+    _center(x[1:])
+    return x
+
+
+@program(lambda r: (r.integers(0, 10, 6),))
+def int_setitem_truncates_float(x):
+    x[:] = x * 1.5
+    x[0] = 2.9
+
+
+@program(lambda r: (r.random(5).astype(np.float32), r.random(5)), n=4)
+def float32_argument_plus_float64(x, y):
+    x += y
+    x[1:] = y[1:] * 2
+
+
+@program(lambda r: (r.random(6) > 0.5, r.random(6) > 0.5))
+def bool_argument_in_place_or(flags, other):
+    flags |= other
+    flags[0] = True
+
+
+@program(lambda r: (np.zeros(4), r.random(4).astype(np.float32), r.random(4).astype(np.float32)),
+         n=4)
+def out_with_other_dtype(c, a, b):
+    np.add(a, b, out=c)
+
+
+@program(lambda r: (r.random(5),))
+def negative_in_place(x):
+    np.negative(x, out=x)
+    return x
+
+
+@program(lambda r: (r.random((1, 6)),))
+def squeeze_view_write(x):
+    x.squeeze()[...] = 0.5
+    x[0].reshape(2, 3)[1] += 1
+
+
+@program(lambda r: (r.random((2, 3, 4)),))
+def swapaxes_view_write(x):
+    x.swapaxes(0, 2)[0] = 1.0
+    np.moveaxis(x, 2, 0)[1] *= 2
+
+
+@program(lambda r: (r.random(6),))
+def ellipsis_scalar_assign(x):
+    x[...] = 4.0
+    return x
+
+
+@program(lambda r: (lambda A: (A[:, 1],))(r.random((4, 3))))
+def non_contiguous_view_argument(col):
+    col += 1
+    col[:] *= 2
+
+
+@program(lambda r: (lambda A: (A[::2, 1:], A))(r.random((4, 3))))
+def view_and_base_write_base(view, base):
+    base[0, 1] = -5.0
+    return view.sum()
+
+
+@program(lambda r: (r.random(4), 2, 0.5))
+def python_int_and_float_scalars(x, k, a):
+    for _ in range(k):
+        x *= a
+    return x.sum() + k
+
+
+@program(lambda r: (r.random(5), True))
+def python_bool_argument(x, flag):
+    return np.where(flag, x, -x), x * flag
+
+
+@program(lambda r: (r.random(5), 1 + 2j))
+def python_complex_argument(x, c):
+    return x * c, (x * c).real
+
+
+@program(lambda r: (r.random((3, 4)),))
+def np_copy_is_independent(M):
+    C = np.copy(M)
+    C[0] = 0
+    D = M.copy()
+    D += 1
+    return C, D, M.sum()
+
+
+@program(lambda r: (r.random((3, 4)),))
+def asarray_of_argument_is_the_argument(M):
+    A = np.asarray(M)
+    A[0, 0] = 100.0
+    return A
+
+
+@program(lambda r: (r.random((4, 4)),))
+def triu_in_place_through_view(A):
+    A[np.tril_indices(4, -1)] = 0.0
+    A[:] = np.triu(A)
+    return A
+
+
+@program(lambda r: (r.random(8),))
+def swap_halves_with_tuple_assignment(x):
+    x[:4], x[4:] = x[4:].copy(), x[:4].copy()

@@ -87,7 +87,8 @@ def test_empty_selection_mean_is_nan_like_numpy():
 
 
 @pytest.mark.parametrize("fn", [lambda x: x[x > 0.5].max(), lambda x: len(x[x > 0.5]),
-                                lambda x: np.sort(x[x > 0.5])])
+                                lambda x: np.sort(x[x > 0.5]), lambda x: x[x > 0.5],
+                                lambda x: 2 * x[x > 0.5] + 1])
 def test_shape_dependent_uses_are_named_under_jit_and_run_under_autoclustering(fn):
     x = RNG.random(10)
     with pytest.raises(DataDependentShapeError):

@@ -600,7 +600,10 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
             result = fn(*call_args, **traced_kwargs)
         out_leaves, out_tree = tree_flatten(result)
         outputs, consts, arg_outputs = [], {}, {}
+        from .lowering.masked import MaskedSelection
         for i, leaf in enumerate(out_leaves):
+            if isinstance(leaf, MaskedSelection):    # `return x[mask]`: its shape shows
+                leaf = leaf.materialize("returning x[mask]")
             source = arguments.argument_output(leaf)
             if source is not None:
                 arg_outputs[i] = source

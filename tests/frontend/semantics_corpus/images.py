@@ -2,6 +2,8 @@
 gamma, clipping in place, colour conversion, resampling, blending."""
 import numpy as np
 
+from xlanb.errors import ConcretizationError, DataDependentShapeError
+
 from . import program
 
 
@@ -221,3 +223,21 @@ def local_max_mask(img, out):
         (c > img[1:-1, 2:])
     out[1:-1, 1:-1] = np.where(peak, c, 0.0)
     return peak.sum()
+
+
+@program(lambda r: (_img(r) * 2,), jit_error=ConcretizationError)
+def rescale_if_overexposed(img):
+    if img.max() > 1.0:
+        img /= img.max()
+    return img
+
+
+@program(lambda r: (_img(r), 0.8), jit_error=DataDependentShapeError)
+def bright_pixel_values(img, t):
+    return img[img > t], np.where(img > t)
+
+
+@program(lambda r: (r.integers(0, 4, (5, 5)),), jit_error=DataDependentShapeError)
+def label_count_unique(labels):
+    values = np.unique(labels)
+    return values, len(values)

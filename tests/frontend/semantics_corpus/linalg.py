@@ -2,7 +2,8 @@
 iterative solvers and factorizations written as textbook loops."""
 import numpy as np
 
-from xlanb.errors import UnsupportedNumPyFunctionError
+from xlanb.errors import (ConcretizationError, DataDependentShapeError,
+                          UnsupportedNumPyFunctionError)
 
 from . import program
 
@@ -231,3 +232,21 @@ def zero_below_diagonal_loop(A):
     for j in range(A.shape[1]):
         A[j + 1:, j] = 0.0
     return np.diag(A).copy()
+
+
+@program(lambda r: (_spd(r, 4), r.random(4), 1e-10), jit_error=ConcretizationError)
+def newton_iteration_with_break(A, b, tol):
+    x = np.zeros_like(b)
+    for _ in range(20):
+        r = b - A @ x
+        if np.linalg.norm(r) < tol:
+            break
+        x += np.diag(A) ** -1 * r
+    return x
+
+
+@program(lambda r: (r.random((4, 4)) - 0.5,), jit_error=DataDependentShapeError)
+def zero_rows_with_negative_diagonal(A):
+    bad = np.nonzero(np.diag(A) < 0)[0]
+    A[bad] = 0.0
+    return bad

@@ -267,3 +267,132 @@ def triu_in_place_through_view(A):
 @program(lambda r: (r.random(8),))
 def swap_halves_with_tuple_assignment(x):
     x[:4], x[4:] = x[4:].copy(), x[:4].copy()
+
+
+@program(lambda r: (r.random(8),))
+def overlapping_inplace_add_shifted(x):
+    x[1:] += x[:-1]
+    x[:-1] -= x[1:]
+
+
+@program(lambda r: (r.random(8),))
+def ufunc_out_overlapping_views(x):
+    np.add(x[1:], x[:-1], out=x[:-1])
+    np.multiply(x[::-1], 2, out=x)
+
+
+@program(lambda r: (r.normal(size=8),))
+def masked_augmented_assignment(x):
+    x[x > 0] += 1
+    x[x < -0.5] *= 0.5
+
+
+@program(lambda r: (r.normal(size=(3, 4)),))
+def relu_in_place_out(x):
+    np.maximum(x, 0, out=x)
+    return x
+
+
+@program(lambda r: (r.random((3, 4)), np.zeros(4), np.zeros(3)))
+def reductions_with_out(A, col_sums, row_max):
+    np.sum(A, axis=0, out=col_sums)
+    np.max(A, axis=1, out=row_max)
+
+
+@program(lambda r: (lambda x: (x[::-1],))(r.random(6)))
+def reversed_view_argument_written(xr):
+    xr[0] = -1.0
+    xr[1:3] += 10
+
+
+@program(lambda r: (np.asfortranarray(r.random((3, 4))),))
+def fortran_order_argument(F):
+    F[0] += 1
+    flat = F.reshape(-1)                  # a copy for F order: writes do not reach F
+    flat[:] = 0
+    F.T[1] *= 2                           # .T of F order is C order: a view
+    return flat
+
+
+@program(lambda r: (np.array(3.0), np.array(2, dtype=np.int64)))
+def zero_dim_arguments(x, k):
+    x += 1
+    x[()] *= 2
+    k -= 1
+    return x * k
+
+
+@program(lambda r: (np.float32(1.5), r.random(3).astype(np.float32)), n=4)
+def numpy_scalar_argument(s, x):
+    return x * s, s * 2
+
+
+@program(lambda r: (np.zeros(0), r.random(3)))
+def empty_array_argument(e, x):
+    e += 1
+    for _ in range(0):
+        x += 1
+    return e.sum(), np.concatenate([e, x])
+
+
+@program(lambda r: (r.integers(-100, 100, 6).astype(np.int8),))
+def int8_in_place_wraps(x):
+    x *= 3
+    x += 100
+
+
+@program(lambda r: (r.random(5),))
+def list_value_assignment(x):
+    x[1:3] = [1.0, 2.0]
+    x[[0, 4]] = (7.0, 8.0)
+
+
+@program(lambda r: (r.random(6) > 0.5,))
+def bool_argument_logical_not_out(m):
+    np.logical_not(m, out=m)
+    m[:2] = False
+
+
+@program(lambda r: (r.normal(size=7) * 3,))
+def astype_truncation_and_rounding(x):
+    return x.astype(int), np.round(x), np.rint(x + 0.5), np.floor(x).astype(np.int32)
+
+
+@program(lambda r: (np.where(r.random(7) > 0.6, np.nan, r.random(7)),))
+def nan_fill_in_place(x):
+    bad = np.isnan(x)
+    x[bad] = 0.0
+    return bad.sum()
+
+
+@program(lambda r: (r.random(5) - 0.5,))
+def errstate_inside_function(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = 1.0 / (x * 0) + np.log(x)
+    return y
+
+
+@program(lambda r: (r.random((4, 3)),))
+def row_iteration_writes_rows(A):
+    for row in A:
+        row *= 2
+        row -= row.mean()
+
+
+@program(lambda r: (r.random(6),))
+def view_returned_after_base_mutated(x):
+    v = x[2:]
+    x += 1
+    return v
+
+
+@program(lambda r: (r.random(4),))
+def same_argument_returned_twice(x):
+    x[0] = 0
+    return x, x
+
+
+@program(lambda r: (r.random(6), r.random(6)))
+def python_sum_and_zip(x, y):
+    total = sum(a * b for a, b in zip(x, y))
+    return total, sum([x, y])

@@ -8,7 +8,7 @@ from xlanb.errors import ConcretizationError, UnsupportedNumPyFunctionError
 from . import program
 
 
-def _weights(r, n=6, dtype=np.int64):
+def _weights(r, n=8, dtype=np.int64):
     w = r.integers(1, 10, (n, n)).astype(dtype)
     w[r.random((n, n)) < 0.4] = 1000
     np.fill_diagonal(w, 0)
@@ -21,7 +21,7 @@ def floyd_warshall_out(D):
         np.minimum(D, D[:, k, None] + D[None, k, :], out=D)
 
 
-@program(lambda r: (_weights(r), np.full((6, 6), -1, dtype=np.int64)))
+@program(lambda r: (_weights(r), np.full((8, 8), -1, dtype=np.int64)))
 def floyd_warshall_predecessor(D, P):
     n = D.shape[0]
     for k in range(n):

@@ -54,7 +54,7 @@ def householder_step(A):
     return v
 
 
-@program(lambda r: (_spd(r, 6), r.random(6), 8), k=64)
+@program(lambda r: (_spd(r, 6), r.random(6), 10), k=64)
 def power_iteration(A, x, iters):
     for _ in range(iters):
         y = A @ x
@@ -80,7 +80,7 @@ def gauss_seidel(A, b, x, sweeps):
             x[i] = (b[i] - A[i, :i] @ x[:i] - A[i, i + 1:] @ x[i + 1:]) / A[i, i]
 
 
-@program(lambda r: (_dominant(r, 6), r.random(6), 8), k=64)
+@program(lambda r: (_dominant(r, 6), r.random(6), 10), k=64)
 def jacobi_solver(A, b, iters):
     D = np.diag(A)
     R = A - np.diagflat(D)

@@ -179,7 +179,7 @@ def embedding_lookup_and_grad(E, idx):
     return out, grad
 
 
-@program(lambda r: (r.normal(size=(10, 3)), (r.random(10) > 0.5).astype(float), 5, 0.5))
+@program(lambda r: (r.normal(size=(10, 3)), (r.random(10) > 0.5).astype(float), 10, 0.5))
 def logistic_regression_train(X, y, epochs, lr):
     w = np.zeros(X.shape[1])
     for _ in range(epochs):

@@ -7,7 +7,7 @@ from xlanb.errors import DataDependentShapeError
 from . import program
 
 
-@program(lambda r: (r.random(10), r.normal(size=10), 0.1, 8))
+@program(lambda r: (r.random(10), r.normal(size=10), 0.1, 12))
 def bounce_walls_1d(x, v, dt, steps):
     for _ in range(steps):
         x += v * dt
@@ -69,7 +69,7 @@ def coulomb_forces_cutoff(pos, q, rc):
     return (f[..., None] * d).sum(axis=1), inside.sum() // 2
 
 
-@program(lambda r: (r.random(6), np.zeros(6), 2.0, 0.05, 8))
+@program(lambda r: (r.random(6), np.zeros(6), 2.0, 0.05, 10))
 def velocity_verlet_harmonic(x, v, k, dt, steps):
     a = -k * x
     for _ in range(steps):

@@ -6,7 +6,7 @@ import numpy as np
 from . import program
 
 
-@program(lambda r: (r.random(12), 0.25, 6))
+@program(lambda r: (r.random(12), 0.25, 10))
 def heat_1d_inplace(u, alpha, steps):
     for _ in range(steps):
         u[1:-1] += alpha * (u[2:] - 2 * u[1:-1] + u[:-2])
@@ -30,7 +30,7 @@ def heat_2d_inplace(T, k, steps):
     return T.mean()
 
 
-@program(lambda r: (np.zeros(12), np.sin(np.linspace(0, np.pi, 12)), 0.5, 6))
+@program(lambda r: (np.zeros(12), np.sin(np.linspace(0, np.pi, 12)), 0.5, 10))
 def wave_1d_three_buffers(u_prev, u, c2, steps):
     u_next = np.zeros_like(u)
     for _ in range(steps):
@@ -55,7 +55,7 @@ def _laplace_grid(r):
     phi = np.zeros((8, 8))
     phi[0, :] = 1.0
     phi[:, -1] = r.random(8)
-    return (phi, 6)
+    return (phi, 10)
 
 
 @program(_laplace_grid)
@@ -74,7 +74,7 @@ def laplace_3d(u, iters):
                                + u[1:-1, 1:-1, 2:]) / 6.0
 
 
-@program(lambda r: ((r.random((8, 8)) < 0.4).astype(np.int64), 4))
+@program(lambda r: ((r.random((8, 8)) < 0.4).astype(np.int64), 9))
 def game_of_life_roll(board, steps):
     for _ in range(steps):
         n = sum(np.roll(np.roll(board, i, 0), j, 1)
@@ -116,7 +116,7 @@ def upwind_advection_roll(u, c, steps):
     return u.sum()
 
 
-@program(lambda r: (r.random(14), 0.3, 5))
+@program(lambda r: (r.random(14), 0.3, 10))
 def upwind_advection_slices(u, c, steps):
     for _ in range(steps):
         un = u.copy()

@@ -29,7 +29,7 @@ from xlanb_runtime.report import CompileReport
 
 from .pytree import make_unflattener
 from .tracing import trace
-from .tracing.boundary import call_params, find_aliases, finish_call
+from .tracing.boundary import call_params, distinct_outputs, find_aliases, finish_call
 from .internal_errors import named_internal_errors
 from .tracing.tracer import current_context, flatten_args, has_tracer, trace_learning_statics
 
@@ -117,11 +117,9 @@ class Compiled:
             arrays = [leaves[i] for i in self.traced.param_leaves]
             if self._single:
                 return self._driver(*arrays)[0]
-            outs = self._driver(*arrays)
-            if self.traced.const_outputs:
-                outs = list(outs)
-                for index, value in self.traced.const_outputs.items():
-                    outs[index] = value
+            outs = distinct_outputs(list(self._driver(*arrays)), self.traced.out_tree.num_leaves)
+            for index, value in self.traced.const_outputs.items():
+                outs[index] = value
             return self._unflatten(outs)
         params = call_params(self.traced, leaves)
         outs = finish_call(self.traced, params, leaves, list(self._driver(*params)))

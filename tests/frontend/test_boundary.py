@@ -186,6 +186,27 @@ def test_returned_argument_is_the_callers_object():
     assert a.base is x or np.shares_memory(a, x)
 
 
+def _outputs_sharing(results) -> list:
+    return [[(a is b, np.shares_memory(a, b)) for b in results] for a in results]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_returned_arrays_share_memory_as_numpys_do(mode):
+    def f(a, b):
+        out = a * 2
+        q, r = np.divmod(a, b)
+        return out, out[1:], out, out.T, q, a // b, r
+    a, b = np.arange(1, 7), np.full(6, 4)
+    g = xlanb.jit(f, must_compile=mode)
+    for _ in range(2):                 # the first call, then the cached program
+        got, want = g(a, b), f(a, b)
+        for x, y in zip(got, want):
+            np.testing.assert_array_equal(x, y)
+        # the same array twice and its views, as NumPy; equal values computed twice
+        # (`a // b`, `np.divmod(a, b)[0]`) are two arrays
+        assert _outputs_sharing(got) == _outputs_sharing(want)
+
+
 # -- aliasing -----------------------------------------------------------------------------
 
 def _add_shifted(a, b):

@@ -12,7 +12,8 @@ caller's world as NumPy would:
 * **Writes out.** `Traced.writebacks` names the parameters whose root was written; the
   call copies their final values into the caller's arrays (`finish_call`), and only those.
 * **Arguments returned.** Where the function returns an argument or a view of one, the
-  caller gets that same object, or the same view of its memory (`Traced.arg_outputs`).
+  caller gets that same object, or the same view of its memory (`Traced.arg_outputs`); an
+  array returned twice, or with a view of it, comes back as one array and its view.
 """
 from __future__ import annotations
 
@@ -30,10 +31,13 @@ from .views import ViewStep, apply_steps
 
 @dataclass(frozen=True)
 class ArgOutput:
-    """An output that is the caller's leaf `leaf` itself, or a view (`steps`) of param `param`."""
+    """An output that is the caller's leaf `leaf` itself, a view (`steps`) of param `param`,
+    or the array returned at output index `output` (`return y, y`) or a view of it
+    (`return y, y[1:]`), as NumPy returns them."""
     leaf: int | None = None
     param: int | None = None
     steps: tuple = ()
+    output: int | None = None
 
 
 # -- aliasing ---------------------------------------------------------------------------------
@@ -192,8 +196,24 @@ def call_params(traced, leaves: Sequence) -> list:
             for p, i in enumerate(traced.param_leaves)]
 
 
+def distinct_outputs(outs: list, count: int) -> list:
+    """The first `count` outputs with no array object given twice: a program returns one
+    buffer for outputs that compute the same value (`a // b` and `np.divmod(a, b)[0]`), where
+    NumPy returns two arrays, and a write into one must not change the other."""
+    seen: set = set()
+    for i in range(count):
+        out = outs[i]
+        if isinstance(out, np.ndarray):
+            if id(out) in seen:
+                outs[i] = out.copy()
+            else:
+                seen.add(id(out))
+    return outs
+
+
 def finish_call(traced, params: Sequence, leaves: Sequence, outs: list) -> list:
     """Write back what the program changed, then return the caller's own objects."""
+    distinct_outputs(outs, traced.out_tree.num_leaves)
     if traced.writebacks:
         for p, _ in traced.writebacks:
             if not params[p].flags.writeable:
@@ -205,6 +225,8 @@ def finish_call(traced, params: Sequence, leaves: Sequence, outs: list) -> list:
     for index, source in traced.arg_outputs.items():
         if source.leaf is not None:
             outs[index] = leaves[source.leaf]
+        elif source.output is not None:
+            outs[index] = apply_steps(outs[source.output], source.steps)
         else:
             outs[index] = apply_steps(params[source.param], source.steps)
     for index, value in traced.const_outputs.items():

@@ -488,6 +488,24 @@ def _output_node(context: TraceContext, leaf: Any, index: int) -> Node:
                        hint="return it from a wrapper outside the compiled function")
 
 
+def _returned_output(out_leaves: list, arg_outputs: dict, i: int):
+    """An ArgOutput when output `i` is an array made in the function that an earlier output
+    already returns, or a view of one that another output returns (NumPy gives the same
+    object, or a view of its memory)."""
+    from .boundary import ArgOutput
+    leaf = out_leaves[i]
+    if not isinstance(leaf, Tracer):
+        return None
+    for j, other in enumerate(out_leaves):
+        if j in arg_outputs or not isinstance(other, Tracer) or other.root is not None:
+            continue
+        if other is leaf and j < i:
+            return ArgOutput(output=j)
+        if leaf.root is other:
+            return ArgOutput(output=j, steps=leaf.steps)
+    return None
+
+
 _RANDOM_STATES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
 
 
@@ -601,10 +619,12 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
         out_leaves, out_tree = tree_flatten(result)
         outputs, consts, arg_outputs = [], {}, {}
         from .lowering.masked import MaskedSelection
+        out_leaves = [leaf.materialize("returning x[mask]")   # `return x[mask]`
+                      if isinstance(leaf, MaskedSelection) else leaf for leaf in out_leaves]
         for i, leaf in enumerate(out_leaves):
-            if isinstance(leaf, MaskedSelection):    # `return x[mask]`: its shape shows
-                leaf = leaf.materialize("returning x[mask]")
             source = arguments.argument_output(leaf)
+            if source is None:
+                source = _returned_output(out_leaves, arg_outputs, i)
             if source is not None:
                 arg_outputs[i] = source
                 outputs.append(builder.constant(np.zeros((), np.int8)))

@@ -5,7 +5,8 @@ Each program runs on fresh seeded inputs with NumPy, under `xlanb.jit(f)` and un
 takes the cached path).  The return values and every argument after the call (and the
 buffer under an argument that is a view) must match NumPy's in dtype, shape and value.
 Where NumPy returns an argument or a view of one, xlanb must return that same object or a
-view of the same memory; where NumPy returns a new array, so must xlanb.
+view of the same memory; where NumPy returns a new array, so must xlanb; results that are
+the same array, or views of one another, in NumPy must be so in xlanb.
 
 Under `jit` a program may instead raise the named xlanb error its `jit_error` gives (a
 data-dependent shape, Python control flow on a traced value); under `must_compile=False`
@@ -85,9 +86,19 @@ def _compare_call(prog, args_np, args_x, expected, got):
     assert len(arrays_np) == len(arrays_x)
     for i, (e, g) in enumerate(zip(arrays_np, arrays_x)):
         _compare(e, g, prog, f"argument array {i} after the call", eps_dtype)
-    for r, (e, g) in enumerate(zip(_leaves(expected), _leaves(got))):
+    results_np, results_x = _leaves(expected), _leaves(got)
+    for r, (e, g) in enumerate(zip(results_np, results_x)):
         if not isinstance(e, np.ndarray):
             continue
+        for q in range(r):
+            if isinstance(results_np[q], np.ndarray):
+                assert (g is results_x[q]) == (e is results_np[q]), \
+                    f"result {r} is result {q}: NumPy {e is results_np[q]}, xlanb " \
+                    f"{g is results_x[q]}"
+                shares = isinstance(g, np.ndarray) and np.shares_memory(g, results_x[q])
+                assert shares == np.shares_memory(e, results_np[q]), \
+                    f"result {r} shares memory with result {q}: NumPy " \
+                    f"{np.shares_memory(e, results_np[q])}, xlanb {shares}"
         for i, (a_np, a_x) in enumerate(zip(arrays_np, arrays_x)):
             assert (g is a_x) == (e is a_np), \
                 f"result {r} is argument {i}: NumPy {e is a_np}, xlanb {g is a_x}"

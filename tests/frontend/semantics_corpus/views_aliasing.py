@@ -396,3 +396,10 @@ def same_argument_returned_twice(x):
 def python_sum_and_zip(x, y):
     total = sum(a * b for a, b in zip(x, y))
     return total, sum([x, y])
+
+
+@program(lambda r: (r.random(5),))
+def made_array_returned_with_its_views(x):
+    out = x * 2
+    grid = np.zeros((2, 3))
+    return out, out[1:], out, grid, grid[0], grid.T

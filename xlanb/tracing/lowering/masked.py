@@ -9,10 +9,10 @@ run time.  Most uses never look at that shape, and they compile:
 
 A `MaskedSelection` holds the source array's value *at the time of indexing* and the mask.
 Ufuncs whose array operands are selections under the same mask (or scalars, traced ones
-included) give a new selection.  Anything that needs the selected elements as an array (`len`, `.shape`, a
-sort, `np.max`, which raises on an empty selection in NumPy) asks the trace for them through
-`materialize`, which is a `DataDependentShapeError` under `jit` and NumPy under
-`must_compile=False`.
+included) give a new selection.  Anything that needs the selected elements as an array
+(`len`, `.shape`, a sort, `np.max`, which raises on an empty selection in NumPy, returning
+it) asks the trace for them through `materialize`, which is a `DataDependentShapeError`
+under `jit` and NumPy under `must_compile=False`.
 """
 from __future__ import annotations
 

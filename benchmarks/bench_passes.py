@@ -5,10 +5,12 @@
     python benchmarks/bench_passes.py --profile 20000    # cProfile of one compile, top 25
 
 Each program is a Python loop that tracing unrolls (its trip count picks the node count).
-It is traced, then compiled by `xlanb_runtime.compile` with Numba's own compile stubbed
-out: Numba costs about 3 ms per generated statement whatever xlanb does, and is not a
-pass.  Everything else runs as in a real compile, and the CompileReport's timeline gives
-each phase's seconds (the pass pipeline records every pass).  `other` is the rest of the
+It is traced, then compiled by `xlanb_runtime.compile` with `loop-reroll` disabled (it
+would roll these loops, and the passes would see a small program: its own time on the
+whole trace is the `loop-reroll` row) and with Numba's own compile stubbed out: Numba
+costs about 3 ms per generated statement whatever xlanb does, and is not a pass.
+Everything else runs as in a real compile, and the CompileReport's timeline gives each
+phase's seconds (the pass pipeline records every pass).  `other` is the rest of the
 compile (driver, report, checks between passes: fingerprints and the verifier).  Under
 load the absolute figures move; linear work shows as a flat row of microseconds per node
 (`x20k/2.5k` near 1), quadratic work as a row that doubles with each size.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import sys
 import time
@@ -31,6 +34,7 @@ import xlanb  # noqa: E402
 import xlanb_runtime  # noqa: E402
 from xlanb_runtime import compiler  # noqa: E402
 from xlanb_runtime.ir import interpret, parse_graph, print_graph, verify  # noqa: E402
+from xlanb_runtime.passes.loop_reroll import reroll_loops  # noqa: E402
 
 SIZES = (2500, 5000, 10000, 20000)
 
@@ -105,16 +109,21 @@ def measure(graph) -> dict[str, float]:
     compiler.compile_kernel = _no_numba
     try:
         start = time.perf_counter()
-        xlanb_runtime.compile(graph, "cpu", compiler.CompileOptions(), report)
+        xlanb_runtime.compile(graph, "cpu",
+                              compiler.CompileOptions(disabled_passes=("loop-reroll",)),
+                              report)
         total = time.perf_counter() - start
     finally:
         compiler.compile_kernel = original
+    start = time.perf_counter()
+    reroll_loops(graph)
+    report.add("loop-reroll", "pass", start, time.perf_counter() - start)
     seconds: dict[str, float] = {}
     for phase in report.phases:
         if phase.category == "compile":            # the stubbed Numba calls
             continue
         seconds[phase.name] = seconds.get(phase.name, 0.0) + phase.seconds
-    seconds["other"] = total - sum(seconds.values())
+    seconds["other"] = total - sum(v for k, v in seconds.items() if k != "loop-reroll")
     seconds["compile total"] = total
     return seconds
 
@@ -169,7 +178,7 @@ def profile(name: str, size: int) -> None:
     profiler.enable()
     measure(graph)
     profiler.disable()
-    pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+    pstats.Stats(profiler).sort_stats(os.environ.get("BENCH_SORT", "cumulative")).print_stats(25)
 
 
 def main() -> None:

@@ -378,6 +378,8 @@ class _Planner:
                                    "recomputed there")
         elif not is_loop_fusible(node):
             return Decision.no("")
+        if node.op is Op.BROADCAST and is_scalar_constant(node.inputs[0]):
+            return Decision.yes("")          # a splat: free to recompute, whoever else reads it
         outside = self._memory_readers(kernel, node)
         n_outside = len(outside) + (id(node) in self.is_output)
         space = kernel.space(region)
@@ -428,6 +430,14 @@ def _sibling_signature(kernel: Kernel):
     return None
 
 
+# Siblings tried per kernel: the next ones of its shape in program order.  Merging is
+# worth most between neighbours, and a bound keeps the pass linear in long programs.
+SIBLING_WINDOW = 16
+# Outputs of one merged kernel: past a few, its loop holds too many pointers to vectorize
+# (code generation splits stores into loops anyway), and dependency walks grow with it.
+SIBLING_MAX_OUTPUTS = 8
+
+
 def merge_siblings(kernels: list[Kernel], producer: dict[int, Kernel],
                    index: dict[int, int]) -> list[Kernel]:
     """Multi-output (horizontal) fusion: kernels over the same space that do not depend on
@@ -439,18 +449,38 @@ def merge_siblings(kernels: list[Kernel], producer: dict[int, Kernel],
     """
     merged_into: dict[int, Kernel] = {}
 
+    def readable(node: Node) -> bool:
+        """Whether some kernel may read `node` from memory: not a splat that every kernel
+        recomputes (one splat node, shared after CSE, sits early in the order and is
+        inside most kernels: counting it would make every kernel start at the top)."""
+        return id(node) in producer or not (
+            node.op is Op.CONSTANT or (node.op is Op.BROADCAST
+                                       and node.inputs[0].op is Op.CONSTANT))
+
+    # topological positions of each kernel's first and last readable node: a kernel whose
+    # nodes all come before the target's cannot read anything the target computes
+    first = {id(k): min((index[id(n)] for n in k.nodes if readable(n)), default=0)
+             for k in kernels}
+    last = {id(k): max(index[id(n)] for n in k.nodes) for k in kernels}
+
     def owner(kernel: Kernel) -> Kernel:
-        while id(kernel) in merged_into:
-            kernel = merged_into[id(kernel)]
-        return kernel
+        root = kernel
+        while id(root) in merged_into:
+            root = merged_into[id(root)]
+        while kernel is not root:                 # path compression
+            merged_into[id(kernel)], kernel = root, merged_into[id(kernel)]
+        return root
 
     def depends(kernel: Kernel, target: Kernel) -> bool:
         """Whether `kernel` reads, directly or through other kernels, a value `target`
         computes: one of its outputs, or a node inside it that another kernel recomputes
         (merged, the kernel would both compute and read that node)."""
+        start = first[id(target)]
         stack, seen = [kernel], {id(kernel)}
         while stack:
             for inp in stack.pop().inputs:
+                if index.get(id(inp), -1) < start:
+                    continue
                 if target.contains(inp):
                     return True
                 source = producer.get(id(inp))
@@ -459,7 +489,7 @@ def merge_siblings(kernels: list[Kernel], producer: dict[int, Kernel],
                 source = owner(source)
                 if source is target:
                     return True
-                if id(source) not in seen:
+                if id(source) not in seen and last[id(source)] >= start:
                     seen.add(id(source))
                     stack.append(source)
         return False
@@ -470,16 +500,18 @@ def merge_siblings(kernels: list[Kernel], producer: dict[int, Kernel],
         if signature is not None:
             groups.setdefault(signature, []).append(kernel)
     for members in groups.values():
-        for i, first in enumerate(members):
-            for second in members[i + 1:]:
-                a, b = owner(first), owner(second)
-                if a is b:
+        for i, one in enumerate(members):
+            for other in members[i + 1:i + 1 + SIBLING_WINDOW]:
+                a, b = owner(one), owner(other)
+                if a is b or len(a.outputs) + len(b.outputs) > SIBLING_MAX_OUTPUTS:
                     continue
                 if depends(a, b) or depends(b, a):
                     continue
                 _absorb(a, b, producer)
                 a.nodes.sort(key=lambda n: index[id(n)])
                 merged_into[id(b)] = a
+                first[id(a)] = min(first[id(a)], first[id(b)])
+                last[id(a)] = max(last[id(a)], last[id(b)])
     return [k for k in kernels if id(k) not in merged_into]
 
 

@@ -21,7 +21,8 @@ _INTERNAL_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
                        for m in (xlanb_runtime, sys.modules[__package__]))
 
 
-_DELIBERATE = (TypeError, ValueError, IndexError)     # NumPy's own classes for misuse
+_DELIBERATE = (TypeError, ValueError, IndexError,     # NumPy's own classes for misuse
+               OverflowError)
 
 
 def _is_named(exc: BaseException) -> bool:

@@ -334,6 +334,22 @@ def test_python_bool_arguments_keep_pythons_arithmetic(mode):
             np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_python_int_out_of_range_of_an_int8_array_raises_as_in_numpy(mode):
+    def f(x, k):
+        return x + k
+    g = xlanb.jit(f, must_compile=mode)
+    x = np.arange(4, dtype=np.int8)
+    for k in (5, 300, 7, -200):                  # NumPy 2: OverflowError when k does not fit
+        if -128 <= k <= 127:
+            np.testing.assert_array_equal(g(x, k), f(x, k))
+        else:
+            with pytest.raises(OverflowError, match="out of bounds for int8"):
+                g(x, k)
+    with pytest.raises(OverflowError, match="out of bounds for int8"):
+        xlanb.jit(lambda x: x + 300, must_compile=mode)(x)
+
+
 def test_scalar_arguments_are_immutable():
     def f(x, s):
         s += 1.0

@@ -95,6 +95,8 @@ def to_node(x: Any, dtype=None) -> Node:
             raise fail(TracerLeakError, "a traced value from another (finished) trace was used",
                        hint="don't keep traced values in globals or closures across calls")
         node = x.node
+        if dtype is not None and x.weak_type is int and _narrower_int(dtype):
+            _needs_static(x)              # NumPy 2 raises when the int does not fit
         return B.convert(node, dtype) if dtype is not None else node
     if isinstance(x, (list, tuple)) and has_tracer(x):
         return to_node(np.stack(x), dtype)       # dispatches to the stack rule
@@ -103,12 +105,30 @@ def to_node(x: Any, dtype=None) -> Node:
             return B.constant(np.asarray(x))
         dtype = np.dtype(dtype)
         if dtype.kind in "iub" and isinstance(x, int) and not isinstance(x, bool):
-            return B.constant(np.array(x, dtype=dtype))   # NumPy 2 raises on overflow
+            try:
+                return B.constant(np.array(x, dtype=dtype))
+            except OverflowError as exc:       # NumPy 2's error for `int8_array + 300`
+                raise OverflowError(str(exc)) from None
         return B.constant(np.asarray(x).astype(dtype))
     value = concrete(x)
     if dtype is not None:
         value = value.astype(dtype)
     return constant_node(value)
+
+
+def _narrower_int(dtype) -> bool:
+    """An integer dtype that some Python ints (int64 when traced) do not fit."""
+    dtype = np.dtype(dtype)
+    return dtype.kind == "u" or (dtype.kind == "i" and dtype.itemsize < 8)
+
+
+def _needs_static(x: Tracer) -> None:
+    """A traced Python int meets a narrower integer array (`int8_array + k`): NumPy raises
+    OverflowError when k does not fit, so trace again with k's value (static)."""
+    from ..tracer import StaticScalarsNeeded
+    leaves = x.context.scalar_leaves_read_by(x.node)
+    if leaves:
+        raise StaticScalarsNeeded(leaves)
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:

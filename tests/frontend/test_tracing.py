@@ -202,6 +202,8 @@ ELEMENTWISE_ROWS = [
      np.exp(x - x.max(axis=-1, keepdims=True)).sum(axis=-1, keepdims=True), normal(3, 5)),
     ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), normal(3, 5, dtype=F32)),
     ("isnan_with_nan", lambda x: (np.isnan(x / x), np.isinf(1 / x)), ints(5, low=-1, high=2)),
+    ("nan_to_num", lambda x: (np.nan_to_num(np.log(x)), np.nan_to_num(1 / x, posinf=9.0, nan=-1),
+                              np.nan_to_num(np.sqrt(x.astype(F32) + 0j))), ints(6, low=-2)),
     ("isclose_allclose", lambda x, y: (np.isclose(x, x + 1e-9), np.isclose(x, y, atol=0.5),
                                        np.allclose(x, x * (1 + 1e-7)), np.allclose(x, y),
                                        np.isclose(x / 0.0, y / 0.0, equal_nan=True),

@@ -346,3 +346,23 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """A traced bool (NumPy returns a Python bool: `if np.allclose(...)` needs its value)."""
     return np.all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+@implements(np.nan_to_num)
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NaN -> `nan`, +-inf -> `posinf`/`neginf` (default: the dtype's largest magnitudes);
+    complex values part by part, as NumPy does; other dtypes unchanged."""
+    node = to_node(x)
+    if node.dtype.kind not in "fc":
+        return wrap(node)
+    if node.dtype.kind == "c":
+        parts = [nan_to_num(part, nan=nan, posinf=posinf, neginf=neginf)
+                 for part in (np.real(x), np.imag(x))]
+        return (parts[0] + 1j * parts[1]).astype(node.dtype)
+    info = np.finfo(node.dtype)
+    high = info.max if posinf is None else posinf
+    low = info.min if neginf is None else neginf
+    value = wrap(node)
+    out = np.where(np.isnan(value), nan, value)
+    out = np.where(out == np.inf, high, out)
+    return np.where(out == -np.inf, low, out).astype(node.dtype)

@@ -126,35 +126,40 @@ class PathChoice:
     """Compiled (the whole program, or clusters) or plain NumPy, for one signature.
 
     Each path is timed on real calls: `SAMPLES` calls each after the first (which
-    compiles), then the faster one runs.  The slower is measured once more whenever the
-    faster has run for `REMEASURE_AFTER` times the slower's time (the first timings may
-    have caught compiles or a busy machine), so re-measuring costs at most ~5%."""
+    compiles), then the faster one runs, untimed.  The slower is measured once more
+    whenever the faster has run for `REMEASURE_AFTER` times the slower's time (the first
+    timings may have caught compiles or a busy machine), so re-measuring costs at most
+    ~5%."""
     SAMPLES = 2
     REMEASURE_AFTER = 20.0
     seconds: dict = field(default_factory=lambda: {"clustered": [], "numpy": []})
     since_remeasure: float = 0.0         # seconds the faster path ran since
     whole: Any = None                    # the Compiled program of a call without breaks
     numpy_only: str = ""                 # why the compiled path is never tried again
+    _fastest: dict = field(default_factory=dict, repr=False)    # path -> min(seconds)
 
-    def next_path(self) -> str:
+    def next_path(self) -> tuple[str, bool]:
+        """The path for the next call, and whether to time it (the faster path's calls
+        are not timed once settled: they count its best time, and cost no clock reads)."""
         if self.numpy_only:
-            return "numpy"
+            return "numpy", False
         for path in ("clustered", "numpy"):
             if len(self.seconds[path]) < self.SAMPLES:
-                return path
-        best = self.best()
-        other = "numpy" if best == "clustered" else "clustered"
-        if self.since_remeasure >= self.REMEASURE_AFTER * min(self.seconds[other]):
+                return path, True
+        fastest = self._fastest
+        best, other = ("clustered", "numpy") if fastest["clustered"] <= fastest["numpy"] \
+            else ("numpy", "clustered")
+        if self.since_remeasure >= self.REMEASURE_AFTER * fastest[other]:
             self.since_remeasure = 0.0
-            return other
-        return best
+            return other, True
+        self.since_remeasure += fastest[best]
+        return best, False
 
     def record(self, path: str, seconds: float) -> None:
-        if path == self.best():
-            self.since_remeasure += seconds
         times = self.seconds[path]
         times.append(seconds)
         del times[:-self.SAMPLES]
+        self._fastest[path] = min(times)
 
     def best(self) -> str | None:
         if self.numpy_only:
@@ -331,55 +336,64 @@ class AutoClusterer:
             return executable.run(values)
 
     def __call__(self, args, kwargs):
-        fn = self.jitted.fn
-        try:
-            with named_internal_errors(fn):
-                return self._call(fn, args, kwargs)
-        except InternalCompilerError as exc:
-            warnings.warn(f"{exc} `{getattr(fn, '__qualname__', fn)}` runs with NumPy for "
-                          "this call.", FallbackWarning, stacklevel=3)
-            return fn(*args, **kwargs)
-
-    def _call(self, fn, args, kwargs):
         fast = _fast_signature(args, kwargs) if self.jitted._simple else None
         if fast is not None and find_aliases(fast[1]) is None:
             known = self.known_fast.get(fast[0])     # arrays only: a cheaper key
             if known is not None:
-                return self._run_known(known, fn, args, kwargs, fast[1], None)
+                return self._run_known(known, args, kwargs, fast[1], None)
         else:
             fast = None
+        return self._guarded(self._call, args, kwargs, fast)
+
+    def _guarded(self, method, args, kwargs, *more):
+        """`method` with xlanb's own failures named; on one, the call runs with NumPy."""
+        fn = self.jitted.fn
+        try:
+            with named_internal_errors(fn):
+                return method(args, kwargs, *more)
+        except InternalCompilerError as exc:
+            warnings.warn(f"{exc} `{getattr(fn, '__qualname__', fn)}` runs with NumPy for "
+                          "this call.", FallbackWarning, stacklevel=4)
+            return fn(*args, **kwargs)
+
+    def _call(self, args, kwargs, fast):
         leaves, key = self.jitted.signature(args, kwargs)
         known = self.paths.get(key)
         if known is None:                              # the first call
-            result = self._clustered(fn, args, kwargs, leaves, key)
+            result = self._clustered(args, kwargs, leaves, key)
             known = self.paths.get(key)
             if fast is not None and known is not None:
                 self.known_fast[fast[0]] = known
             return result
-        return self._run_known(known, fn, args, kwargs, leaves, key)
+        return self._run_known(known, args, kwargs, leaves, key)
 
-    def _run_known(self, known: "PathChoice", fn, args, kwargs, leaves, key):
+    def _run_known(self, known: "PathChoice", args, kwargs, leaves, key):
         """A call of a signature seen before: the faster of its compiled path (the whole
         program, or tracing with clusters) and plain NumPy."""
-        path = known.next_path()
-        start = time.perf_counter()
+        path, timed = known.next_path()
+        start = time.perf_counter() if timed else 0.0
         if path == "numpy":
             with suspended():
-                result = fn(*args, **kwargs)
-        elif known.whole is not None:
+                result = self.jitted.fn(*args, **kwargs)
+        elif known.whole is not None:                 # run as `jit` runs it
             whole = known.whole
             self.report.record_cluster(whole.cache_text, whole.ops,
                                        [k.name for k in whole.kernels], 0.0)
             result = whole.call_flat(leaves)
         else:
-            if key is None:
-                leaves, key = self.jitted.signature(args, kwargs)
-            result = self._clustered(fn, args, kwargs, leaves, key)
-        known.record(path, time.perf_counter() - start)
+            result = self._guarded(self._clustered_again, args, kwargs, leaves, key)
+        if timed:
+            known.record(path, time.perf_counter() - start)
         return result
 
-    def _clustered(self, fn, args, kwargs, leaves, key):
+    def _clustered_again(self, args, kwargs, leaves, key):
+        if key is None:
+            leaves, key = self.jitted.signature(args, kwargs)
+        return self._clustered(args, kwargs, leaves, key)
+
+    def _clustered(self, args, kwargs, leaves, key):
         """Trace the call, compiling and running a cluster at each break."""
+        fn = self.jitted.fn
         _, in_tree, _ = flatten_args(args, kwargs, self.jitted.static_argnums)
         statics = self.jitted._static_leaves.setdefault(in_tree, set())
         self.call_compile_seconds = 0.0

@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 import xlanb_runtime
-from xlanb_runtime.ir import interpret, print_graph
+from xlanb_runtime.ir import Op, interpret, print_graph
 from xlanb_runtime.report import CompileReport
 
 from .pytree import make_unflattener
@@ -101,6 +101,11 @@ class Compiled:
 
     def __init__(self, executable, traced):
         self.executable, self.traced = executable, traced
+        # Over the compile budget nothing was compiled and the program would run op by op
+        # in the interpreter: the user's own function does that with NumPy, faster (its
+        # slice writes stay in place).  Not for collectives, which only programs perform.
+        self.runs_eagerly = bool(getattr(executable, "over_budget", "")) and not any(
+            n.op is Op.ALL_REDUCE for n in executable.graph.nodes)
         self._driver = executable.driver
         self._pure = traced.is_pure and not traced.scalar_params
         self._single = self._pure and traced.out_tree.num_leaves == 1 and \
@@ -182,6 +187,8 @@ class JitFunction:
             compiled = self._fast_cache.get(fast[0])
             if compiled is not None and find_aliases(fast[1]) is None:
                 self._hits += 1
+                if compiled.runs_eagerly:
+                    return self.fn(*args, **kwargs)
                 return compiled.call_flat(fast[1])
         leaves, key = self.signature(args, kwargs)
         compiled = self._cache.get(key)
@@ -201,6 +208,8 @@ class JitFunction:
             self._hits += 1
         if fast is not None and find_aliases(leaves) is None:
             self._fast_cache[fast[0]] = compiled
+        if compiled.runs_eagerly:
+            return self.fn(*args, **kwargs)
         return compiled.call_flat(leaves)
 
     def signature(self, args, kwargs) -> tuple[list, tuple]:

@@ -187,7 +187,10 @@ def _over_budget(graph: Graph, optimized: Graph, plan, report: CompileReport,
         sorted({n.loc for n in nodes if n.loc}))
     with report.phase("buffer-assignment", "pass"):
         buffers = assign_buffers(plan, {})
-    return Executable(graph, optimized, plan, [kernel], env["run"], source, buffers, report)
+    executable = Executable(graph, optimized, plan, [kernel], env["run"], source, buffers,
+                            report)
+    executable.over_budget = note
+    return executable
 
 
 def finish(executable, dumper, dump, generated):

@@ -375,6 +375,9 @@ class Executable:
         self.graph, self.optimized, self.plan = graph, optimized, plan
         self.kernels, self.driver, self.driver_source = kernels, driver, driver_source
         self.buffers, self.report = buffers, report
+        # why nothing was compiled (over the compile budget): the program runs op by op,
+        # and a front end holding the user's function can run that with NumPy instead
+        self.over_budget: str = ""
 
     def run(self, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         return self.driver(*args)

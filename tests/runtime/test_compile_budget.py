@@ -1,6 +1,10 @@
-"""The compile budget: a program with more kernels than `--xla_max_kernels` runs op by op
-with NumPy (its optimized graph through the reference interpreter) and compiles nothing."""
+"""The compile budget: a program with more kernels than `--xla_max_kernels` compiles
+nothing and runs op by op with NumPy: a jitted function calls itself, as written (its
+slice writes stay in place); the executable alone runs its optimized graph through the
+reference interpreter."""
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
@@ -55,3 +59,23 @@ def test_compile_time_budget_switches_to_op_by_op():
         got = f(x)
     np.testing.assert_allclose(got, program(x), rtol=1e-13)
     assert [k.kind for k in f.last_compiled.kernels] == ["interpreted"]
+
+
+def test_over_budget_jit_calls_run_the_function_itself():
+    calls = []
+
+    def counted(alpha, A, B):
+        calls.append(1)
+        triangular_update(alpha, A, B)
+    A = np.random.default_rng(2).random((4, 4))
+    f = xlanb.jit(counted)
+    with flags.overriding(xla_max_kernels=4), warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileBudgetWarning)
+        for seed in range(3):
+            B = np.random.default_rng(seed).random((4, 3))
+            expected = B.copy()
+            triangular_update(1.5, A, expected)
+            f(1.5, A, B)
+            np.testing.assert_allclose(B, expected, rtol=1e-13)
+    assert f.last_compiled.runs_eagerly
+    assert len(calls) == 1 + 3                    # one trace, then every call runs it

@@ -52,7 +52,8 @@ _CONCRETE_USES = [
     ("bool()", "was used as a Python bool (`if`, `while`, `and`/`or`, `assert`)"),
     ("operator.index()", "was used as a Python int (a size, a slice bound, `range()`)"),
     ("np.asarray()", "was converted to a NumPy array: written into an array that is not "
-     "traced (a global, or one made by a creation function imported by name, `from numpy "
+     "traced (a global; one made by the constructor `np.ndarray(shape)`: use "
+     "`np.empty(shape)`; or one made by a creation function imported by name, `from numpy "
      "import zeros`: spell it `np.zeros` inside the function), or passed to code outside "
      "NumPy's dispatch"),
     ("x.", "was converted to Python values"),

@@ -1,7 +1,8 @@
 """The semantics corpus: NumPy programs written as scientists write them, run against NumPy.
 
 Each theme module (linalg, stencils, images, physics, integer_graph, complex_progs,
-ml_layers, builders, views_aliasing, breaks) defines programs with `@program(make_args, ...)`:
+ml_layers, builders, views_aliasing, breaks, public_suites) defines programs with
+`@program(make_args, ...)`:
 
     @program(lambda r: (r.random(8), r.random(8), 0.5))
     def axpy(x, y, a):
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 THEMES = ("linalg", "stencils", "images", "physics", "integer_graph", "complex_progs",
-          "ml_layers", "builders", "views_aliasing", "breaks")
+          "ml_layers", "builders", "views_aliasing", "breaks", "public_suites")
 
 
 @dataclass(frozen=True)

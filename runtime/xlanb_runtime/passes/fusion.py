@@ -448,20 +448,11 @@ def merge_siblings(kernels: list[Kernel], producer: dict[int, Kernel],
         reduce_fusion.b = sum(dy * xhat) }  ->  (one pass over dy)
     """
     merged_into: dict[int, Kernel] = {}
-
-    def readable(node: Node) -> bool:
-        """Whether some kernel may read `node` from memory: not a splat that every kernel
-        recomputes (one splat node, shared after CSE, sits early in the order and is
-        inside most kernels: counting it would make every kernel start at the top)."""
-        return id(node) in producer or not (
-            node.op is Op.CONSTANT or (node.op is Op.BROADCAST
-                                       and node.inputs[0].op is Op.CONSTANT))
-
-    # topological positions of each kernel's first and last readable node: a kernel whose
-    # nodes all come before the target's cannot read anything the target computes
-    first = {id(k): min((index[id(n)] for n in k.nodes if readable(n)), default=0)
-             for k in kernels}
-    last = {id(k): max(index[id(n)] for n in k.nodes) for k in kernels}
+    # Kernels in dependency order (producers first): a kernel placed before the target
+    # cannot read, even through others, what the target computes, so walks stop there.
+    # A merged kernel spans its parts' places: [low, high].
+    low = _dependency_order(kernels, producer)
+    high = {key: len(kernels) if place < 0 else place for key, place in low.items()}
 
     def owner(kernel: Kernel) -> Kernel:
         root = kernel
@@ -475,12 +466,10 @@ def merge_siblings(kernels: list[Kernel], producer: dict[int, Kernel],
         """Whether `kernel` reads, directly or through other kernels, a value `target`
         computes: one of its outputs, or a node inside it that another kernel recomputes
         (merged, the kernel would both compute and read that node)."""
-        start = first[id(target)]
+        start = low[id(target)]
         stack, seen = [kernel], {id(kernel)}
         while stack:
             for inp in stack.pop().inputs:
-                if index.get(id(inp), -1) < start:
-                    continue
                 if target.contains(inp):
                     return True
                 source = producer.get(id(inp))
@@ -489,7 +478,7 @@ def merge_siblings(kernels: list[Kernel], producer: dict[int, Kernel],
                 source = owner(source)
                 if source is target:
                     return True
-                if id(source) not in seen and last[id(source)] >= start:
+                if id(source) not in seen and high[id(source)] >= start:
                     seen.add(id(source))
                     stack.append(source)
         return False
@@ -510,9 +499,34 @@ def merge_siblings(kernels: list[Kernel], producer: dict[int, Kernel],
                 _absorb(a, b, producer)
                 a.nodes.sort(key=lambda n: index[id(n)])
                 merged_into[id(b)] = a
-                first[id(a)] = min(first[id(a)], first[id(b)])
-                last[id(a)] = max(last[id(a)], last[id(b)])
+                low[id(a)] = min(low[id(a)], low[id(b)])
+                high[id(a)] = max(high[id(a)], high[id(b)])
     return [k for k in kernels if id(k) not in merged_into]
+
+
+def _dependency_order(kernels: list[Kernel], producer: dict[int, Kernel]) -> dict[int, int]:
+    """id(kernel) -> its place in an order where every kernel comes after the kernels
+    whose outputs it reads (Kahn's algorithm)."""
+    readers: dict[int, list[Kernel]] = {id(k): [] for k in kernels}
+    waiting: dict[int, int] = {}
+    for kernel in kernels:
+        sources = {id(producer[id(i)]) for i in kernel.inputs if id(i) in producer} - \
+            {id(kernel)}
+        waiting[id(kernel)] = len(sources)
+        for source in sources:
+            readers.setdefault(source, []).append(kernel)
+    ready = [k for k in kernels if waiting[id(k)] == 0]
+    order: dict[int, int] = {}
+    while ready:
+        kernel = ready.pop()
+        order[id(kernel)] = len(order)
+        for reader in readers.get(id(kernel), []):
+            waiting[id(reader)] -= 1
+            if waiting[id(reader)] == 0:
+                ready.append(reader)
+    for kernel in kernels:                    # in a cycle (a bug caught later): -1, and
+        order.setdefault(id(kernel), -1)      # the caller prunes nothing at it
+    return order
 
 
 def _absorb(kernel: Kernel, other: Kernel, producer: dict[int, Kernel]) -> None:

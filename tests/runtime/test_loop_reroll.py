@@ -166,3 +166,22 @@ def test_reroll_keeps_a_graph_without_loops_as_is():
     x = B.parameter(0, (4,), np.float32)
     graph = Graph([x], [B.unary(Op.EXP, B.binary(Op.ADD, x, x))], "g")
     assert reroll_loops(graph) is graph
+
+
+def test_a_scheme_with_two_time_levels_rolls():
+    """`prev, cur = cur, nxt`: a value read two trips after it was made is carried as two
+    parameters, one passed down each trip."""
+    def wave(u, steps):
+        prev, cur = u.copy(), u.copy()
+        for _ in range(steps):
+            nxt = np.empty_like(cur)
+            nxt[1:-1] = 2 * cur[1:-1] - prev[1:-1] + 0.25 * (cur[2:] - 2 * cur[1:-1]
+                                                             + cur[:-2])
+            nxt[0] = nxt[-1] = 0.0
+            prev, cur = cur, nxt
+        return cur
+    u = np.sin(np.linspace(0, 3, 40))
+    jitted = xlanb.jit(wave, static_argnums=(1,))
+    compiled = jitted.lower(u, 3 * MIN_TRIPS).compile()
+    assert " = loop(" in compiled.as_text()
+    assert_close(jitted(u, 3 * MIN_TRIPS), wave(u, 3 * MIN_TRIPS), n=3 * MIN_TRIPS)

@@ -6,8 +6,11 @@ the compiler as T copies of the same nodes.  Tracing builds nodes in the order t
 (`Node.serial`), so the copies are a periodic stretch of the creation order: the same op,
 type, arg and source line every P nodes.  The pass finds such stretches, then checks that
 the copies are wired alike: each input of a node in copy k is a node of copy k at a fixed
-offset, the copy k-1 node at a fixed offset (loop-carried state; copy 0 reads the state's
-initial value there), or one node from before the loop (loop-invariant).  Nothing outside
+offset, the copy k-d node at a fixed offset for a fixed d <= MAX_DEPTH (loop-carried
+state; d = 2 where a scheme keeps two time levels, `prev, cur = cur, nxt`; the first d
+copies read the state's initial values there), or one node from before the loop
+(loop-invariant).  A value carried d trips is d body parameters, each passed one place
+down per trip.  Nothing outside
 may read a copy but the last.  The body graph is copy 0 with its carried inputs and
 invariants made parameters; the loop's results replace the last copy's values wherever the
 rest of the program reads them.
@@ -28,6 +31,7 @@ from ..ir.graph import Graph, LoopBody, Node, arg_key
 from ..ir.ops import Op
 
 MIN_TRIPS = 8
+MAX_DEPTH = 3                   # trips a value may be carried (time levels of a scheme)
 _CANDIDATE_PERIODS = 8          # most frequent distances tried per search
 
 
@@ -119,20 +123,19 @@ class _Loop:
             return divmod(i - start, period)
 
         pattern: list[list[tuple]] = []
-        carried_init: dict[int, Node] = {}
-        for offset in range(period):                      # copy 1 sets the pattern
-            node = order[start + period + offset]
+        carried_init: dict[tuple[int, int], Node] = {}   # (offset, trips back) -> value
+        model = MAX_DEPTH                                 # this copy sets the pattern
+        for offset in range(period):
+            node = order[start + model * period + offset]
             slots = []
             for inp in node.inputs:
                 at = where(inp)
                 if at is None:
                     slots.append(("invariant", inp))
-                elif at[0] == 1:
+                elif at[0] == model:
                     slots.append(("body", at[1]))
-                elif at[0] == 0:
-                    slots.append(("carried", at[1]))
                 else:
-                    return None
+                    slots.append(("carried", (at[1], model - at[0])))
             pattern.append(slots)
         trips = stretch.trips
         for copy in range(trips):
@@ -141,7 +144,7 @@ class _Loop:
                 break
         if trips < MIN_TRIPS:
             return None
-        for offset, init in carried_init.items():       # the state keeps one type
+        for (offset, _), init in carried_init.items():  # the state keeps one type
             carried = order[start + offset]
             if (init.shape, init.dtype) != (carried.shape, carried.dtype):
                 return None
@@ -165,10 +168,11 @@ class _Loop:
                     ok = inp is what
                 elif kind == "body":
                     ok = at == (copy, what)
-                elif copy == 0:                          # carried: the initial value
-                    ok = at is None and carried_init.setdefault(what, inp) is inp
+                elif copy < what[1]:                     # carried: an initial value
+                    key = (what[0], what[1] - copy)      # the value `key[1]` trips back
+                    ok = at is None and carried_init.setdefault(key, inp) is inp
                 else:
-                    ok = at == (copy - 1, what)
+                    ok = at == (copy - what[1], what[0])
                 if not ok:
                     return False
         return True
@@ -195,28 +199,34 @@ class _Loop:
 
     def replace_in(self, graph: Graph) -> Graph:
         stretch, order = self.stretch, self.order
-        carried = sorted(self.carried_init)
-        body = self._body_graph(graph.name, carried)
+        carried = sorted(self.carried_init)              # (offset, trips back)
+        extra = [r for r in self.results if (r, 1) not in self.carried_init]
+        body = self._body_graph(graph.name, carried, extra)
         spec = LoopBody(stretch.trips, len(carried), body)
         first = order[stretch.start]
         loop = B.loop([self.carried_init[c] for c in carried] + self.invariants, spec,
                       first.loc)
         loop.serial = first.serial
-        outputs = carried + [r for r in self.results if r not in self.carried_init]
+        output_of = {offset: carried.index((offset, 1)) for offset, back in carried
+                     if back == 1}
+        output_of.update({offset: len(carried) + k for k, offset in enumerate(extra)})
         last = stretch.start + (stretch.trips - 1) * stretch.period
         replaced: dict[int, Node] = {}
-        for k, offset in enumerate(outputs):
-            if offset in self.results:
-                result = B.loop_result(loop, k)
-                result.serial = first.serial
-                replaced[id(order[last + offset])] = result
+        for offset in self.results:
+            result = B.loop_result(loop, output_of[offset])
+            result.serial = first.serial
+            replaced[id(order[last + offset])] = result
         return _substitute(graph, replaced)
 
-    def _body_graph(self, name: str, carried: list[int]) -> Graph:
+    def _body_graph(self, name: str, carried: list[tuple[int, int]], extra: list[int]
+                    ) -> Graph:
+        """Parameters: the carried values (offset, trips back), then the invariants.
+        Outputs: each carried value one trip later (this trip's node for 1 trip back,
+        the parameter one place up for more), then the extra results."""
         params: dict = {}
-        for index, offset in enumerate(carried):
+        for index, (offset, back) in enumerate(carried):
             node = self.order[self.stretch.start + offset]
-            params[("carried", offset)] = B.parameter(index, node.shape, node.dtype)
+            params[("carried", (offset, back))] = B.parameter(index, node.shape, node.dtype)
         for index, node in enumerate(self.invariants, start=len(carried)):
             params[("invariant", id(node))] = B.parameter(index, node.shape, node.dtype)
         built: list[Node] = []
@@ -230,8 +240,8 @@ class _Loop:
             else:
                 built.append(Node(template.op, inputs, template.shape, template.dtype,
                                   template.arg, template.loc))
-        outputs = [built[c] for c in carried] + \
-            [built[r] for r in self.results if r not in self.carried_init]
+        outputs = [built[offset] if back == 1 else params[("carried", (offset, back - 1))]
+                   for offset, back in carried] + [built[r] for r in extra]
         return Graph(list(params.values()), outputs, f"{name}.loop_body")
 
 

@@ -18,7 +18,7 @@ from tolerance import assert_close, graph_scale
 F64 = np.float64
 # random bits have no gradient; loops are rolled by the compiler after autodiff ran on the
 # traced (unrolled) program, so a gradient never meets one (NotDifferentiableError if asked)
-NOT_DIFFERENTIABLE = {op for op in Op if op.name in ("RNG_BITS", "LOOP", "LOOP_RESULT")}
+NOT_DIFFERENTIABLE = {op for op in Op if op.name in ("RNG_BITS", "LOOP", "LOOP_RESULT", "DYNAMIC_SLICE")}
 
 
 def u(op):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import xlanb
+import xlanb_runtime
 from xlanb_runtime.ir import Graph, builder as B, interpret, parse_graph, print_graph, verify
 from xlanb_runtime.ir.graph import LoopBody
 from xlanb_runtime.ir.ops import Op
@@ -125,9 +126,9 @@ def test_gradient_through_a_long_loop_matches_finite_differences():
     assert abs(grad - numeric) <= 1e-6 * max(1.0, abs(numeric))
 
 
-def test_a_scalar_loop_of_2000_steps_compiles_and_matches_numpy():
-    """An index that moves with the loop (`a[i, 0]`) is not rerolled: the loop unrolls,
-    and the compile budget bounds it; no pass may recurse per node."""
+def test_a_scalar_loop_of_2000_steps_rolls_with_a_moving_slice():
+    """`a[i, 0]` moves one row per trip: the body counts trips and reads a dynamic slice;
+    the 2,000 steps compile as one loop, under jit and under auto-clustering."""
     def go_fast(a):
         trace = 0.0
         for i in range(a.shape[0]):
@@ -135,11 +136,41 @@ def test_a_scalar_loop_of_2000_steps_compiles_and_matches_numpy():
         return a + trace
     a = np.random.default_rng(7).random((2000, 2))
     expected = go_fast(a)
-    for must_compile in (True, False):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            got = xlanb.jit(go_fast, must_compile=must_compile)(a)
-        assert_close(got, expected, n=2000)
+    jitted = xlanb.jit(go_fast)
+    assert_close(jitted(a), expected, n=2000)
+    text = jitted.last_compiled.as_text()
+    assert text.count(" = loop(") == 1 and "dynamic-slice" in text
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_close(xlanb.jit(go_fast, must_compile=False)(a), expected, n=2000)
+
+
+def test_a_strided_slice_that_moves_stays_unrolled():
+    def every_other(x):
+        total = x[0:2:2].sum()
+        for i in range(1, MIN_TRIPS + 4):
+            total = total + x[i:i + 4:2].sum()
+        return total
+    x = np.random.default_rng(8).random(40)
+    jitted = xlanb.jit(every_other)
+    assert_close(jitted(x), every_other(x), n=40)
+    assert "dynamic-slice" not in jitted.last_compiled.as_text()
+
+
+def test_dynamic_slice_clamps_its_starts_as_xla_does():
+    x = B.parameter(0, (5, 4), np.float64)
+    i = B.parameter(1, (), np.int64)
+    graph = Graph([x, i], [B.dynamic_slice(x, [i, B.constant(np.int64(1))], (2, 3))], "d")
+    verify(graph)
+    text = print_graph(graph)
+    assert print_graph(parse_graph(text)) == text
+    data = np.arange(20.0).reshape(5, 4)
+    for start, rows in ((0, slice(0, 2)), (2, slice(2, 4)), (4, slice(3, 5)), (-3, slice(0, 2))):
+        np.testing.assert_array_equal(interpret(graph, [data, np.int64(start)])[0],
+                                      data[rows, 1:4])
+        compiled = xlanb_runtime.compile(graph)
+        np.testing.assert_array_equal(compiled.run([data, np.array(start)])[0],
+                                      data[rows, 1:4])
 
 
 def test_loop_ir_prints_parses_verifies_and_interprets():

@@ -216,6 +216,14 @@ class _Codegen:
             mapped = tuple(f"({n - 1} - {i})" if d in node.arg else i
                            for d, (i, n) in enumerate(zip(idx, node.shape)))
             return (yield (node.inputs[0], self._short(mapped)))
+        elif node.op is Op.DYNAMIC_SLICE:    # starts read at run time, clamped in range
+            operand, starts = node.inputs[0], node.inputs[1:]
+            mapped = []
+            for d, (i, size) in enumerate(zip(idx, node.arg)):
+                start = (yield (starts[d], ()))
+                clamped = self._assign(f"min(max({start}, 0), {operand.shape[d] - size})")
+                mapped.append(f"({i} + {clamped})")
+            return (yield (operand, tuple(mapped)))
         elif node.op is Op.PAD:              # interior 0 (fusion's rule): a bounds test
             result = yield from self._pad_value(node, idx)
         else:

@@ -193,6 +193,21 @@ def slice_(x: Node, specs: Sequence[tuple[int, int, int]]) -> Node:
     return _node(Op.SLICE, (x,), shape, x.dtype, specs)
 
 
+def dynamic_slice(x: Node, starts: Sequence[Node], sizes: Sequence[int]) -> Node:
+    """x[s0:s0+n0, s1:s1+n1, ...] with the starts computed at run time (as XLA, each start
+    is clamped into [0, dim - size], so the slice never leaves `x`)."""
+    sizes = tuple(int(n) for n in sizes)
+    _check(len(starts) == x.ndim == len(sizes), Op.DYNAMIC_SLICE,
+           lambda: f"{len(starts)} starts and {len(sizes)} sizes for rank {x.ndim}")
+    for start in starts:
+        _check(start.shape == () and start.dtype.kind in "iu", Op.DYNAMIC_SLICE,
+               lambda: f"a start must be an integer scalar, got "
+                       f"{type_str(start.dtype, start.shape)}")
+    _check(all(0 <= n <= d for n, d in zip(sizes, x.shape)), Op.DYNAMIC_SLICE,
+           lambda: f"sizes {sizes} do not fit in {x.shape}")
+    return _node(Op.DYNAMIC_SLICE, (x, *starts), sizes, x.dtype, sizes)
+
+
 def pad(x: Node, value: Node, config: Sequence[tuple[int, int, int]]) -> Node:
     """config[d] = (low, high, interior) >= 0; `value` is a scalar node of x's dtype."""
     config = tuple((int(a), int(b), int(c)) for a, b, c in config)

@@ -207,6 +207,7 @@ EVAL: dict[Op, Callable] = {
     Op.RESHAPE: lambda n, x: np.reshape(x, n.shape),
     Op.TRANSPOSE: lambda n, x: np.transpose(x, n.arg),
     Op.SLICE: lambda n, x: _slice(x, n.arg),
+    Op.DYNAMIC_SLICE: lambda n, x, *starts: _dynamic_slice(x, starts, n.arg),
     Op.PAD: lambda n, x, v: _pad(x, v, n.arg),
     Op.CONCATENATE: lambda n, *xs: np.concatenate(xs, axis=n.arg),
     Op.REVERSE: lambda n, x: np.flip(x, n.arg),
@@ -226,6 +227,13 @@ def evaluate_node(node: Node, values: Sequence[np.ndarray]) -> np.ndarray:
     """One op on concrete inputs, cast to the node's dtype and shape."""
     with np.errstate(all="ignore"):
         return _evaluate(node, values)
+
+
+def _dynamic_slice(x, starts, sizes):
+    index = tuple(slice(s, s + n) for s, n in
+                  ((min(max(int(start), 0), dim - size), size)
+                   for start, size, dim in zip(starts, sizes, x.shape)))
+    return x[index]
 
 
 def _loop(node: Node, *inputs) -> tuple:

@@ -72,6 +72,7 @@ class Op(enum.Enum):
     RESHAPE = "reshape"
     TRANSPOSE = "transpose"      # arg: permutation
     SLICE = "slice"              # arg: ((start, stop, step), ...) per dim, all static
+    DYNAMIC_SLICE = "dynamic-slice"  # (x, *starts: int[]) arg: sizes; starts clamped in range
     PAD = "pad"                  # pad(x, value) arg: ((low, high, interior), ...)
     CONCATENATE = "concatenate"  # arg: axis
     REVERSE = "reverse"          # arg: axes

@@ -35,6 +35,7 @@ def _rederive(node: Node) -> Node:
         Op.RESHAPE: lambda: B.reshape(ins[0], node.shape),
         Op.TRANSPOSE: lambda: B.transpose(ins[0], arg),
         Op.SLICE: lambda: B.slice_(ins[0], arg),
+        Op.DYNAMIC_SLICE: lambda: B.dynamic_slice(ins[0], ins[1:], arg),
         Op.PAD: lambda: B.pad(ins[0], ins[1], arg),
         Op.CONCATENATE: lambda: B.concatenate(ins, arg),
         Op.REVERSE: lambda: B.reverse(ins[0], arg),

@@ -42,7 +42,8 @@ from ..ir.ops import ELEMENTWISE, EXPENSIVE, INDEX_MAPPING
 from . import cost_model
 
 # rng-bits is computed per index; gather loads its operand at an index read from `indices`.
-LOOP_FUSIBLE = ELEMENTWISE | INDEX_MAPPING | {Op.IOTA, Op.RNG_BITS, Op.GATHER}
+LOOP_FUSIBLE = ELEMENTWISE | INDEX_MAPPING | {Op.IOTA, Op.RNG_BITS, Op.GATHER,
+                                              Op.DYNAMIC_SLICE}
 
 
 @dataclass(frozen=True)

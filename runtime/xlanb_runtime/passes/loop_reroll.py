@@ -15,9 +15,11 @@ may read a copy but the last.  The body graph is copy 0 with its carried inputs 
 invariants made parameters; the loop's results replace the last copy's values wherever the
 rest of the program reads them.
 
-Not rerolled: loops whose iterations differ in anything but their values, such as an index
-that moves with the loop variable (`a[i, i]`, `x[:i]`): those stay unrolled, and the
-compile budget bounds them.  Loops of fewer than `MIN_TRIPS` iterations also stay
+A slice whose start moves by the same step every trip (`a[i, i]`, `fict[t]`) is the one
+difference copies may have: the body counts its trips (a carried int64) and reads a
+`dynamic-slice` at start0 + trip * step.  Not rerolled: loops whose iterations differ in
+anything else (`x[:i]` changes a shape, `out[i] = v` writes a moving region): those stay
+unrolled, and the compile budget bounds them.  Loops of fewer than `MIN_TRIPS` iterations also stay
 unrolled: there fusing across iterations is worth more than the smaller program.  After a
 loop is rolled the search runs again, so a loop around rolled loops rolls too.
 """
@@ -25,6 +27,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..ir import builder as B
 from ..ir.graph import Graph, LoopBody, Node, arg_key
@@ -66,10 +70,45 @@ def _roll_one(graph: Graph) -> Graph | None:
 
 
 def _interned_keys(order: list[Node]) -> list[int]:
-    """What two copies of a node share: op, type, arg and source line (as small ints)."""
+    """What two copies of a node share: op, type, arg and source line (as small ints); a
+    slice's starts may differ (its steps may not), `_slice_moves` checks how."""
     ids: dict = {}
-    return [ids.setdefault((n.op, n.shape, n.dtype.str, arg_key(n.arg), n.loc), len(ids))
+    return [ids.setdefault((n.op, n.shape, n.dtype.str, _copy_arg(n), n.loc), len(ids))
             for n in order]
+
+
+def _copy_arg(node: Node):
+    if node.op is Op.SLICE:
+        return tuple(step for _, _, step in node.arg)
+    return arg_key(node.arg)
+
+
+TRIP = (-1, 1)                  # the carried trip counter's key among carried values'
+
+
+def _slice_moves(order, stretch, trips) -> tuple[dict[int, tuple], int]:
+    """Offsets of slices whose starts move with the trip: offset -> (starts of copy 0,
+    steps per trip); and the copies (up to `trips`) over which every move is steady."""
+    moves: dict[int, tuple] = {}
+    for offset in range(stretch.period):
+        node = order[stretch.start + offset]
+        if node.op is not Op.SLICE:
+            continue
+        first = [start for start, _, _ in node.arg]
+        second = [start for start, _, _ in order[stretch.start + stretch.period
+                                                 + offset].arg]
+        step = tuple(b - a for a, b in zip(first, second))
+        for copy in range(2, trips):
+            starts = [a for a, _, _ in order[stretch.start + copy * stretch.period
+                                             + offset].arg]
+            if any(s != f + copy * d for s, f, d in zip(starts, first, step)):
+                trips = copy
+                break
+        if any(step) and any(stride != 1 for _, _, stride in node.arg):
+            return {}, 1                      # a strided slice cannot move: no loop
+        if any(step):
+            moves[offset] = (tuple(first), step)
+    return moves, trips
 
 
 def _candidate_periods(keys: list[int]) -> list[int]:
@@ -103,8 +142,8 @@ def _periodic_stretches(keys: list[int], period: int):
 class _Loop:
     """A stretch whose copies are wired alike: what the loop node needs."""
 
-    def __init__(self, order, stretch, pattern, carried_init, invariants, results):
-        self.order, self.stretch = order, stretch
+    def __init__(self, order, stretch, pattern, carried_init, invariants, results, moves):
+        self.order, self.stretch, self.moves = order, stretch, moves
         self.pattern = pattern              # per offset: per input (kind, offset | node)
         self.carried_init = carried_init    # carried offset -> initial value node
         self.invariants = invariants        # nodes from before the loop, in first-use order
@@ -148,6 +187,11 @@ class _Loop:
             carried = order[start + offset]
             if (init.shape, init.dtype) != (carried.shape, carried.dtype):
                 return None
+        moves, trips = _slice_moves(order, stretch, trips)
+        if trips < MIN_TRIPS:
+            return None
+        if moves:
+            carried_init[TRIP] = B.constant(np.int64(0))
         stretch = _Stretch(start, period, trips)
         end = start + trips * period
         results = cls._results(graph, order, stretch, end)
@@ -155,7 +199,7 @@ class _Loop:
             return None
         invariants = list({id(inp): inp for slots in pattern for kind, inp in slots
                            if kind == "invariant"}.values())
-        return cls(order, stretch, pattern, carried_init, invariants, results)
+        return cls(order, stretch, pattern, carried_init, invariants, results, moves)
 
     @staticmethod
     def _wired_alike(order, stretch, pattern, copy, where, carried_init) -> bool:
@@ -225,7 +269,8 @@ class _Loop:
         the parameter one place up for more), then the extra results."""
         params: dict = {}
         for index, (offset, back) in enumerate(carried):
-            node = self.order[self.stretch.start + offset]
+            node = self.carried_init[TRIP] if (offset, back) == TRIP else \
+                self.order[self.stretch.start + offset]
             params[("carried", (offset, back))] = B.parameter(index, node.shape, node.dtype)
         for index, node in enumerate(self.invariants, start=len(carried)):
             params[("invariant", id(node))] = B.parameter(index, node.shape, node.dtype)
@@ -237,12 +282,30 @@ class _Loop:
                       params[("invariant", id(what))] for kind, what in slots]
             if template.op is Op.LOOP:
                 built.append(B.loop(inputs, template.arg, template.loc))
+            elif offset in self.moves:
+                built.append(self._moving_slice(offset, template, inputs[0],
+                                                params[("carried", TRIP)]))
             else:
                 built.append(Node(template.op, inputs, template.shape, template.dtype,
                                   template.arg, template.loc))
-        outputs = [built[offset] if back == 1 else params[("carried", (offset, back - 1))]
+        outputs = [self._next_trip(params[("carried", TRIP)]) if (offset, back) == TRIP
+                   else built[offset] if back == 1
+                   else params[("carried", (offset, back - 1))]
                    for offset, back in carried] + [built[r] for r in extra]
         return Graph(list(params.values()), outputs, f"{name}.loop_body")
+
+    def _moving_slice(self, offset: int, template: Node, operand: Node, trip: Node) -> Node:
+        """The slice of copy `trip`: a dynamic slice at start0 + trip * step."""
+        first, step = self.moves[offset]
+        with B.location(template.loc):
+            starts = [B.binary(Op.ADD, B.constant(np.int64(f)),
+                               B.binary(Op.MUL, trip, B.constant(np.int64(d))))
+                      if d else B.constant(np.int64(f)) for f, d in zip(first, step)]
+            return B.dynamic_slice(operand, starts, template.shape)
+
+    @staticmethod
+    def _next_trip(trip: Node) -> Node:
+        return B.binary(Op.ADD, trip, B.constant(np.int64(1)))
 
 
 def _substitute(graph: Graph, replaced: dict[int, Node]) -> Graph:

@@ -14,7 +14,8 @@ import pytest
 
 import xlanb
 from xlanb.errors import (AliasingError, ConcretizationError, InternalCompilerError,
-                          ReadOnlyArrayError)
+                          ReadOnlyArrayError, ShapeMismatchError,
+                          UnsupportedNumPyFunctionError)
 from xlanb.tracing.views import reshape_strides
 
 MODES = [pytest.param(True, id="jit"), pytest.param(False, id="autocluster")]
@@ -207,6 +208,36 @@ def test_returned_arrays_share_memory_as_numpys_do(mode):
         assert _outputs_sharing(got) == _outputs_sharing(want)
 
 
+def _shape_set_in_place(x):
+    y = x * 2
+    before = y[1:3]                          # a view made before: keeps its shape
+    y.shape = (2, 3)
+    y[0] += 1
+    z = np.zeros(6)
+    z.shape = 3, -1
+    z[1] = 5
+    col = x[:, None][:, 0]
+    col.shape = (3, 2)                       # a view of the argument, reshaped in place
+    col[0] = -1
+    return y, before, z
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_setting_shape_reshapes_in_place(mode):
+    assert_same_call(_shape_set_in_place, (np.arange(6.0),), mode)
+
+    def transposed(x):
+        t = (x * 1).T
+        t.shape = (6,)                       # NumPy: a copy would be needed, refused
+
+    def argument(x):
+        x.shape = (2, 3)                     # would change the caller's array object
+    with pytest.raises(ShapeMismatchError, match="in-place modification"):
+        xlanb.jit(transposed, must_compile=mode)(np.ones((3, 2)))
+    with pytest.raises(UnsupportedNumPyFunctionError, match="shape of an argument"):
+        xlanb.jit(argument, must_compile=mode)(np.ones(6))
+
+
 # -- aliasing -----------------------------------------------------------------------------
 
 def _add_shifted(a, b):
@@ -315,6 +346,17 @@ def test_python_scalars_are_traced_weakly_and_do_not_recompile():
     assert f.cache_info().misses == 1
 
 
+def test_linspace_between_scalar_arguments_compiles_once():
+    def grid(L, a, n):
+        return np.linspace(0, L, n) ** 2, np.linspace(-a, a, n, endpoint=False), \
+            np.linspace(a, L, n, retstep=True)[1]
+    f = xlanb.jit(grid)
+    for L, a in ((1.0, 0.5), (2.5, 1e-17), (3.7, 3.7)):
+        for got, want in zip(f(L, a, 5), grid(L, a, 5)):
+            np.testing.assert_array_equal(got, want)         # NumPy's formula, bit for bit
+    assert f.cache_info().misses == 1
+
+
 def test_scalar_used_as_a_size_becomes_static():
     f = xlanb.jit(lambda x, n: np.zeros(n) + x[:n].sum())
     x = np.arange(6.0)
@@ -374,6 +416,26 @@ def test_internal_failures_are_named(monkeypatch):
         out = xlanb.jit(lambda x: x * 2, must_compile=False)(x)
     np.testing.assert_array_equal(out, x * 2)
     assert any("NumPy" in str(w.message) for w in caught)
+
+
+def test_a_conversion_error_numpy_swallows_is_still_named():
+    def energies(x, n):
+        out = np.ndarray(n)                  # a constructor: not traced, takes no tracer
+        for i in range(n):
+            out[i] = (x ** i).sum()          # NumPy: float(tracer) fails -> its own ValueError
+        return out
+
+    def caught(x):
+        try:
+            k = int(x.sum())
+        except TypeError:                    # the user's code goes on without the value
+            k = 0
+        return x * k
+    x = np.arange(3.0)
+    for fn, args in ((energies, (x, 3)), (caught, (x,))):
+        with pytest.raises(ConcretizationError):
+            xlanb.jit(fn)(*args)
+        np.testing.assert_array_equal(xlanb.jit(fn, must_compile=False)(*args), fn(*args))
 
 
 def test_user_exceptions_pass_through():

@@ -71,6 +71,10 @@ class TraceContext:
         self.scalar_leaves: dict[int, int] = {}     # param index -> leaf (Python scalars)
         self._tracers: list[weakref.ref] = []
         self.active = True
+        # the first conversion error of a Tracer (`float(t)` while compiling): NumPy turns
+        # one raised inside `a[0] = t` into "setting an array element with a sequence"
+        self.conversion_error: BaseException | None = None
+        self.argument_roots: set[int] = set()       # id() of the Tracers of array arguments
 
     # -- building ----------------------------------------------------------------------------
     def new_param(self, shape: Sequence[int], dtype, value: np.ndarray | None = None) -> "Tracer":
@@ -284,7 +288,41 @@ class Tracer:
         return lowering.dispatch_function(func, types, args, kwargs)
 
     # -- abstract value ------------------------------------------------------------------------
-    shape = property(lambda self: self.node.shape)
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.node.shape
+
+    @shape.setter
+    def shape(self, shape) -> None:
+        """`a.shape = s`: the same memory seen with another shape, as NumPy's in-place
+        reshape (refused, as NumPy does, where that would need a copy)."""
+        from .lowering.shape_ops import reshape_node
+        from .views import ReshapeStep, reshape_strides
+        old = self.shape
+        node = reshape_node(self.node, shape)
+        strides = reshape_strides(old, self.strides, node.shape)
+        if strides is None:               # NumPy raises an AttributeError here
+            from ..errors import ShapeMismatchError
+            raise ShapeMismatchError("incompatible shape for in-place modification",
+                                     op_name="x.shape = ...", location=user_location(),
+                                     hint="Use `.reshape()` to make a copy with the "
+                                     "desired shape")
+        if self.root is not None:
+            self.steps = self.steps + (ReshapeStep(node.shape),)
+            self._node = node
+        elif id(self) in self.context.argument_roots:
+            from ..errors import UnsupportedNumPyFunctionError
+            raise UnsupportedNumPyFunctionError(
+                "setting the shape of an argument would change the caller's array object",
+                op_name="x.shape = ...", location=user_location(),
+                hint="reshape a view instead: `y = x.reshape(...)`")
+        else:                     # views made before keep seeing the memory as they did
+            for tracer in self.context.live_tracers():
+                if tracer.root is self:
+                    tracer.steps = (ReshapeStep(old),) + tracer.steps
+            self._node = node
+            self._version += 1
+        self._strides = strides if strides != c_strides(node.shape) else None
     dtype = property(lambda self: self.node.dtype)
     ndim = property(lambda self: self.node.ndim)
     size = property(lambda self: self.node.size)
@@ -347,11 +385,16 @@ class Tracer:
         value = constant_value(self.node)
         if value is not None:
             return value
-        scalars = self.context.scalar_leaves_read_by(self.node)
-        if scalars:
-            raise StaticScalarsNeeded(scalars)
-        with entry(what):
-            return np.asarray(self.context.materialize(self, what))
+        try:
+            scalars = self.context.scalar_leaves_read_by(self.node)
+            if scalars:
+                raise StaticScalarsNeeded(scalars)
+            with entry(what):
+                return np.asarray(self.context.materialize(self, what))
+        except (StaticScalarsNeeded, CompileError) as exc:
+            if self.context.conversion_error is None:   # `trace` re-raises it if swallowed
+                self.context.conversion_error = exc
+            raise
 
     def _concrete_scalar(self, what: str) -> np.ndarray:
         if self.size != 1:
@@ -564,6 +607,7 @@ class _Arguments:
             tracer._strides = element_strides(leaf) or False
             tracer.writeable = bool(leaf.flags.writeable)
             self.roots.append((len(self.param_leaves) - 1, tracer))
+            context.argument_roots.add(id(tracer))
         else:
             tracer.writeable = None                     # immutable: in-place ops rebind
         return tracer
@@ -616,7 +660,15 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
         dynamic = iter(dynamic)
         call_args = [a if i in static else next(dynamic) for i, a in enumerate(args)]
         with capture_creation():
-            result = fn(*call_args, **traced_kwargs)
+            try:
+                result = fn(*call_args, **traced_kwargs)
+            except Exception as exc:
+                swallowed = context.conversion_error
+                if swallowed is not None and exc is not swallowed:
+                    raise swallowed from None    # NumPy's ValueError for `a[0] = tracer`
+                raise
+        if context.conversion_error is not None:   # caught by the user's code, which
+            raise context.conversion_error         # then went on without the value
         out_leaves, out_tree = tree_flatten(result)
         outputs, consts, arg_outputs = [], {}, {}
         from .lowering.masked import MaskedSelection

@@ -1,4 +1,5 @@
-"""Array creation from traced arrays: zeros_like, ones_like, full_like, empty_like.
+"""Array creation from traced arrays: zeros_like, ones_like, full_like, empty_like, and
+np.linspace between traced end points.
 
 Creation functions without a traced argument (np.zeros, np.arange, np.eye, np.linspace)
 never reach the tracer: they run eagerly and give concrete arrays, which become constants
@@ -12,9 +13,11 @@ import operator
 
 import numpy as np
 
+from xlanb_runtime.ir import builder as B
+
 from ..tracer import Tracer
 from . import implements
-from .promote import broadcast_to, dtype_of, full, shape_of, to_node, wrap
+from .promote import broadcast_to, dtype_of, full, result_type, shape_of, to_node, wrap
 
 
 def _filled(a, value, dtype, shape):
@@ -39,3 +42,36 @@ def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
 @implements(np.full_like)
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     return _filled(a, fill_value, dtype, shape)
+
+
+@implements(np.linspace)
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             device=None):
+    """np.linspace with traced scalar end points (`np.linspace(0, L, n)`, L an argument),
+    following NumPy's formula step by step so the values round as NumPy's do; the number
+    of points must be known (a traced one is retraced static)."""
+    from . import unsupported
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    if np.ndim(start) or np.ndim(stop) or axis != 0 or device is not None:
+        return unsupported(np.linspace, (start, stop, num), dict(
+            endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis), "np.linspace")
+    div = (num - 1) if endpoint else num
+    dt = np.result_type(result_type(start, stop), 1.0)
+    delta = np.subtract(stop, start, dtype=dt)
+    y = np.arange(0, num, dtype=dt)
+    if div > 0:
+        step = delta / div
+        y = np.where(step == 0, y / div * delta, y * step)
+    else:
+        step = np.nan
+        y = y * delta
+    y = y + start
+    if endpoint and num > 1:                      # y[-1] = stop, exactly
+        y = np.concatenate([y[:-1], wrap(B.reshape(to_node(stop, dt), (1,)))])
+    out_dtype = dt if dtype is None else np.dtype(dtype)
+    if out_dtype.kind in "iu":
+        y = np.floor(y)
+    y = y.astype(out_dtype)
+    return (y, step) if retstep else y

@@ -86,7 +86,17 @@ def test_empty_selection_mean_is_nan_like_numpy():
     assert np.isnan(got) and np.isnan(expected)
 
 
+def _selection_written_in_place(x):
+    s = x[x > 0.3]
+    alias = s
+    np.multiply(s, 2, out=s)                  # writes into the selection (a copy of x's)
+    s += 1
+    s[0] = -1.0
+    return np.concatenate(([alias.sum()], s * x[x > 0.3], x[(s > 1).astype(int)]))
+
+
 @pytest.mark.parametrize("fn", [lambda x: x[x > 0.5].max(), lambda x: len(x[x > 0.5]),
+                                _selection_written_in_place,
                                 lambda x: np.sort(x[x > 0.5]), lambda x: x[x > 0.5],
                                 lambda x: 2 * x[x > 0.5] + 1])
 def test_shape_dependent_uses_are_named_under_jit_and_run_under_autoclustering(fn):

@@ -71,6 +71,8 @@ def _normalize_key(shape: tuple[int, ...], key) -> list:
     key = list(key) if isinstance(key, tuple) else [key]
     entries = []
     for k in key:
+        if isinstance(k, MaskedSelection):     # x[a[m]]: the selected values as indices
+            k = k.materialize("x[mask] as an index")
         if isinstance(k, Tracer) and k.node.op is Op.CONSTANT:
             k = k.node.arg                     # an index array made in the function
         if isinstance(k, list) and _holds_tracer(k):
@@ -398,7 +400,7 @@ def _scalar_arguments_read(x: Tracer, key) -> frozenset[int]:
 def lower_setitem(x: Tracer, key, value) -> None:
     if isinstance(value, MaskedSelection):
         mask = _selection_mask(x, key)
-        if mask is not None and same_value(mask, value.mask) and \
+        if mask is not None and value.lazy and same_value(mask, value.mask) and \
                 value.source.shape == x.shape:                     # y[m] = f(x[m])
             x.node = B.select(value.full_mask(x.shape), to_node(value.source, x.dtype),
                               x.node)

@@ -41,6 +41,12 @@ class MaskedSelection:
         self.mask = mask                # bool, source.shape[:mask.ndim]
         self.dtype = source.dtype
         self.ndim = source.ndim - mask.ndim + 1
+        self.array: Tracer | None = None    # the elements, once something needed them
+
+    @property
+    def lazy(self) -> bool:
+        """Not yet materialized: the selection is still (source, mask)."""
+        return self.array is None
 
     # -- what compiles ---------------------------------------------------------------------
     def full_mask(self, shape) -> Node:
@@ -51,7 +57,7 @@ class MaskedSelection:
 
     def _reduce(self, name: str, dtype=None):
         func = next(f for f, n in _REDUCTIONS.items() if n == name)
-        if self.ndim != 1:
+        if self.ndim != 1 or not self.lazy:
             return getattr(self.materialize(f"x[mask].{name}()"), name)()
         source = wrap(self.source)
         kwargs = {"where": wrap(self.full_mask(self.source.shape))}
@@ -85,7 +91,7 @@ class MaskedSelection:
     def __array_function__(self, func, types, args, kwargs):
         name = _REDUCTIONS.get(func)
         if name is not None and args and args[0] is self and len(args) == 1 and \
-                set(kwargs) <= {"dtype"}:
+                set(kwargs) <= {"dtype"} and self.lazy:
             return self._reduce(name, kwargs.get("dtype"))
         return func(*_materialized(args, func), **_materialized(kwargs, func))
 
@@ -93,8 +99,8 @@ class MaskedSelection:
         arrays = [x for x in inputs if isinstance(x, MaskedSelection) or (
             isinstance(x, (Tracer, np.ndarray)) and x.ndim > 0)]     # 0-d: a scalar
         if method == "__call__" and not kwargs and all(
-                isinstance(x, MaskedSelection) and same_value(x.mask, self.mask) and
-                x.source.shape == self.source.shape for x in arrays):
+                isinstance(x, MaskedSelection) and x.lazy and same_value(x.mask, self.mask)
+                and x.source.shape == self.source.shape for x in arrays):
             full = [wrap(x.source) if isinstance(x, MaskedSelection) else x for x in inputs]
             result = ufunc(*full)
             if isinstance(result, tuple):
@@ -106,9 +112,16 @@ class MaskedSelection:
 
     # -- everything else needs the elements ------------------------------------------------
     def materialize(self, what: str = "x[mask]") -> Tracer:
-        """The selected elements as an array (a value-dependent shape)."""
-        return unsupported(operator.getitem, (wrap(self.source), wrap(self.mask)), {},
-                           f"{what} (boolean mask)")
+        """The selected elements as an array (a value-dependent shape).  Kept: from then on
+        this object stands for that array, so writes into it (`np.add(z, c, out=z)`,
+        `z[0] = 1`, `z += 1`) are seen by every later use, as in NumPy."""
+        if self.array is None:
+            self.array = unsupported(operator.getitem, (wrap(self.source), wrap(self.mask)),
+                                     {}, f"{what} (boolean mask)")
+        return self.array
+
+    def __setitem__(self, key, value):
+        self.materialize("x[mask][...] = v")[key] = value
 
     def __getattr__(self, name: str):
         if name.startswith("__"):
@@ -174,6 +187,27 @@ for _name, _ufunc in {"add": np.add, "sub": np.subtract, "mul": np.multiply,
 for _name, _ufunc in {"lt": np.less, "le": np.less_equal, "gt": np.greater,
                       "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal}.items():
     setattr(MaskedSelection, f"__{_name}__", _operator(_name, _ufunc))
+def _inplace(symbol: str, ufunc):
+    """`s *= k`: every reference to `s` sees the change, as in NumPy.  Still lazy when the
+    result is a selection under the same mask and dtype (`v[x > 1] *= -1` compiles)."""
+    def method(self, other):
+        if self.lazy:
+            result = ufunc(self, other)
+            if isinstance(result, MaskedSelection) and result.lazy and \
+                    result.mask is self.mask and result.dtype == self.dtype:
+                self.source = result.source
+                return self
+        array = self.materialize(f"x[mask] {symbol}=")
+        getattr(array, f"__i{symbol}__")(other)
+        return self
+    return method
+
+
+for _name, _ufunc in {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+                      "truediv": np.true_divide, "floordiv": np.floor_divide,
+                      "mod": np.remainder, "pow": np.power, "and": np.bitwise_and,
+                      "or": np.bitwise_or, "xor": np.bitwise_xor}.items():
+    setattr(MaskedSelection, f"__i{_name}__", _inplace(_name, _ufunc))
 MaskedSelection.__neg__ = lambda self: np.negative(self)
 MaskedSelection.__abs__ = lambda self: np.absolute(self)
 MaskedSelection.__hash__ = None

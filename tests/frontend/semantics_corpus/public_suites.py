@@ -5,7 +5,7 @@ authors' style and at toy sizes: helpers that update arguments in place, np.ndar
 np.empty buffers filled in loops, Python control flow on array values."""
 import numpy as np
 
-from xlanb.errors import ConcretizationError
+from xlanb.errors import ConcretizationError, DataDependentShapeError
 
 from . import program
 
@@ -481,3 +481,93 @@ def scattering_self_energies(neigh_idx, dH, G, D, Sigma):
                                         dHG = G[k, E - w, neigh_idx[a, b]] @ dH[a, b, i]
                                         dHD = dH[a, b, j] * D[q, w, a, b, i, j]
                                         Sigma[k, E, a] += dHG @ dHD
+
+
+def _get_acc(pos, mass, G, softening):
+    x = pos[:, 0:1]
+    y = pos[:, 1:2]
+    z = pos[:, 2:3]
+    dx = x.T - x
+    dy = y.T - y
+    dz = z.T - z
+    inv_r3 = (dx ** 2 + dy ** 2 + dz ** 2 + softening ** 2)
+    inv_r3[inv_r3 > 0] = inv_r3[inv_r3 > 0] ** (-1.5)
+    ax = G * (dx * inv_r3) @ mass
+    ay = G * (dy * inv_r3) @ mass
+    az = G * (dz * inv_r3) @ mass
+    return np.hstack((ax, ay, az))
+
+
+def _get_energy(pos, vel, mass, G):
+    KE = 0.5 * np.sum(np.sum(mass * vel ** 2))
+    x = pos[:, 0:1]
+    y = pos[:, 1:2]
+    z = pos[:, 2:3]
+    dx = x.T - x
+    dy = y.T - y
+    dz = z.T - z
+    inv_r = np.sqrt(dx ** 2 + dy ** 2 + dz ** 2)
+    inv_r[inv_r > 0] = 1.0 / inv_r[inv_r > 0]
+    PE = G * np.sum(np.sum(np.triu(-(mass * mass.T) * inv_r, 1)))
+    return KE, PE
+
+
+@program(lambda r: (r.random((4, 1)) + 0.5, r.random((4, 3)), r.normal(size=(4, 3)), 4, 3,
+                    0.01, 1.0, 0.1), jit_error=ConcretizationError)
+def nbody(mass, pos, vel, N, Nt, dt, G, softening):
+    vel -= np.mean(mass * vel, axis=0) / np.mean(mass)
+    acc = _get_acc(pos, mass, G, softening)
+    KE = np.ndarray(Nt + 1, dtype=np.float64)
+    PE = np.ndarray(Nt + 1, dtype=np.float64)
+    KE[0], PE[0] = _get_energy(pos, vel, mass, G)
+    t = 0.0
+    for i in range(Nt):
+        vel += acc * dt / 2.0
+        pos += vel * dt
+        acc = _get_acc(pos, mass, G, softening)
+        vel += acc * dt / 2.0
+        t += dt
+        KE[i + 1], PE[i + 1] = _get_energy(pos, vel, mass, G)
+    return KE, PE
+
+
+@program(lambda r: (8, 2, 3, r.random(8) + 1j * r.random(8), np.zeros(8, np.complex128)))
+def stockham_fft(N, R, K, x, y):
+    i_coord, j_coord = np.mgrid[0:R, 0:R]
+    dft_mat = np.empty((R, R), dtype=np.complex128)
+    dft_mat = np.exp(-2.0j * np.pi * i_coord * j_coord / R)
+    y[:] = x[:]
+    ii_coord, jj_coord = np.mgrid[0:R, 0:R ** K]
+    for i in range(K):
+        yv = np.reshape(y, (R ** i, R, R ** (K - i - 1)))
+        tmp_perm = np.transpose(yv, axes=(1, 0, 2))
+        D = np.empty((R, R ** i, R ** (K - i - 1)), dtype=np.complex128)
+        tmp = np.exp(-2.0j * np.pi * ii_coord[:, :R ** i] * jj_coord[:, :R ** i] / R ** (i + 1))
+        D[:] = np.repeat(np.reshape(tmp, (R, R ** i, 1)), R ** (K - i - 1), axis=2)
+        tmp_twid = np.reshape(tmp_perm, (N, )) * np.reshape(D, (N, ))
+        y[:] = np.reshape(dft_mat @ np.reshape(tmp_twid, (R, R ** (K - 1))), (N, ))
+
+
+@program(lambda r: (-2.0, 0.5, -1.25, 1.25, 6, 5, 8), jit_error=DataDependentShapeError)
+def mandelbrot_compressing(xmin, xmax, ymin, ymax, xn, yn, itermax, horizon=2.0):
+    Xi, Yi = np.mgrid[0:xn, 0:yn]
+    X = np.linspace(xmin, xmax, xn, dtype=np.float64)[Xi]
+    Y = np.linspace(ymin, ymax, yn, dtype=np.float64)[Yi]
+    C = X + Y * 1j
+    N_ = np.zeros(C.shape, dtype=np.int64)
+    Z_ = np.zeros(C.shape, dtype=np.complex128)
+    Xi.shape = Yi.shape = C.shape = xn * yn
+    Z = np.zeros(C.shape, np.complex128)
+    for i in range(itermax):
+        if not len(Z):
+            break
+        np.multiply(Z, Z, Z)
+        np.add(Z, C, Z)
+        I = np.abs(Z) > horizon
+        N_[Xi[I], Yi[I]] = i + 1
+        Z_[Xi[I], Yi[I]] = Z[I]
+        np.logical_not(I, I)
+        Z = Z[I]
+        Xi, Yi = Xi[I], Yi[I]
+        C = C[I]
+    return Z_.T, N_.T

@@ -122,6 +122,18 @@ def test_integer_and_bool_ufuncs(ufunc, make):
     check(ufunc, make(rng), make(rng))
 
 
+@pytest.mark.parametrize("ufunc,low,high", [
+    (np.arctan, -30, 30), (np.arcsin, -1, 1), (np.arccos, -1, 1), (np.sinh, -30, 30),
+    (np.cosh, -30, 30), (np.arcsinh, -1e3, 1e3), (np.arccosh, 1, 1e3), (np.arctanh, -1, 1)])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_inverse_trigonometric_and_hyperbolic(ufunc, low, high, dtype):
+    rng = np.random.default_rng(22)
+    edges = [low, high, (low + high) / 2, 1e-9 if low < 1e-9 < high else high]
+    x = np.concatenate([rng.uniform(low, high, 40), edges]).astype(dtype)
+    with np.errstate(all="ignore"):
+        check(ufunc, x)
+
+
 def test_invert_and_logical_not():
     rng = np.random.default_rng(5)
     check(lambda a, b: (~a, ~b, np.logical_not(a), np.invert(b)), bools(4)(rng), ints(4)(rng))
@@ -250,6 +262,9 @@ REDUCTION_ROWS = [
     ("mean_f16", lambda x: np.mean(x), normal(8, dtype=np.float16)),
     ("var_ddof", lambda x: (x.var(ddof=1), np.std(x, axis=0, ddof=1)), normal(4, 3)),
     ("var_int", lambda x: (np.var(x), np.std(x, axis=1)), ints(3, 4)),
+    ("average", lambda x: (np.average(x), np.average(x, axis=0),
+                           np.average(x, axis=1, keepdims=True), *np.average(x, returned=True),
+                           *np.average(x, axis=1, returned=True)), normal(3, 4)),
     ("any_all", lambda x: (np.any(x > 1), x.all(axis=0), np.all(x, axis=1, keepdims=True),
                            (x > 0).any(axis=(0, 1))), normal(3, 4)),
     ("any_int", lambda x: (np.any(x), np.all(x, axis=0)), ints(3, 4, low=0, high=2)),

@@ -245,3 +245,21 @@ def ufunc_reduce(ufunc, a, axis=0, dtype=None, out=None, keepdims=False, **kwarg
         return rule(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
     x = to_node(a) if dtype is None else B.convert(to_node(a), dtype)
     return rule(wrap(x), axis=axis, out=out, keepdims=keepdims)
+
+
+@implements(np.average)
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """np.mean without weights; with weights sum(a * w) / sum(w), a 1-D `w` along `axis`
+    (NumPy's shape rules; its check that the weights do not sum to zero needs their values:
+    a weighted average runs with NumPy unless `returned` or the weights are known)."""
+    x = to_node(a)
+    if weights is None:
+        avg = wrap(mean_node(x, axis, keepdims))
+        if not returned:
+            return avg
+        count = x.size if axis is None else int(np.prod(
+            [x.shape[d] for d in normalize_axes(axis, x.ndim)], dtype=np.int64))
+        return avg, np.full(avg.shape, count, dtype=avg.dtype) if avg.shape else \
+            avg.dtype.type(count)
+    return unsupported(np.average, (a,), dict(axis=axis, weights=weights, returned=returned,
+                                              keepdims=keepdims), "np.average(weights=...)")

@@ -137,6 +137,62 @@ def _shift(left: bool):
     return rule
 
 
+def _hyperbolic(cosine: bool):
+    """sinh/cosh from exp: (e^a -+ e^-a) / 2 (expm1 keeps small |x| exact for sinh), and
+    e^(a/2) * (e^(a/2) / 2) past a = 20, where e^-a no longer counts and e^a alone would
+    overflow before the result does."""
+    def rule(x):
+        a = _abs(x)
+        half = B.unary(Op.EXP, B.binary(Op.MUL, a, _const(a, 0.5)))
+        big = B.binary(Op.MUL, half, B.binary(Op.MUL, half, _const(a, 0.5)))
+        if cosine:
+            small = B.binary(Op.ADD, B.unary(Op.EXP, a), B.unary(Op.EXP, B.unary(Op.NEG, a)))
+        else:
+            small = B.binary(Op.SUB, B.unary(Op.EXPM1, a),
+                             B.unary(Op.EXPM1, B.unary(Op.NEG, a)))
+        small = B.binary(Op.MUL, small, _const(a, 0.5))
+        out = B.select(B.binary(Op.LT, a, _const(a, 20)), small, big)
+        return out if cosine else B.select(B.binary(Op.LT, x, _const(x, 0)),
+                                           B.unary(Op.NEG, out), out)
+    return rule
+
+
+def _one_minus_square_root(x):
+    """sqrt(1 - x^2) as sqrt((1 - x)(1 + x)): no cancellation near |x| = 1."""
+    return B.unary(Op.SQRT, B.binary(Op.MUL, B.binary(Op.SUB, _const(x, 1), x),
+                                     B.binary(Op.ADD, _const(x, 1), x)))
+
+
+def _log_of_large(a):
+    """log(2a), for a past 1e8 where a*a would lose or overflow: asinh(a) ~ acosh(a)."""
+    return B.binary(Op.ADD, B.unary(Op.LOG, a), _const(a, math.log(2)))
+
+
+def _arcsinh(x):
+    a = _abs(x)
+    a2 = B.binary(Op.MUL, a, a)          # log1p(a + a^2 / (1 + sqrt(1 + a^2)))
+    root = B.unary(Op.SQRT, B.binary(Op.ADD, _const(a, 1), a2))
+    small = B.unary(Op.LOG1P, B.binary(Op.ADD, a, B.binary(
+        Op.DIV, a2, B.binary(Op.ADD, _const(a, 1), root))))
+    out = B.select(B.binary(Op.GT, a, _const(a, 1e8)), _log_of_large(a), small)
+    return B.select(B.binary(Op.LT, x, _const(x, 0)), B.unary(Op.NEG, out), out)
+
+
+def _arccosh(x):
+    root = B.unary(Op.SQRT, B.binary(Op.MUL, B.binary(Op.SUB, x, _const(x, 1)),
+                                     B.binary(Op.ADD, x, _const(x, 1))))
+    small = B.unary(Op.LOG, B.binary(Op.ADD, x, root))
+    return B.select(B.binary(Op.GT, x, _const(x, 1e8)), _log_of_large(x), small)
+
+
+def _arctanh(x):                          # sign(x) log1p(2a / (1 - a)) / 2, a = |x|
+    a = _abs(x)
+    ratio = B.binary(Op.DIV, B.binary(Op.MUL, a, _const(a, 2)),
+                     B.binary(Op.SUB, _const(a, 1), a))
+    out = B.binary(Op.MUL, B.unary(Op.LOG1P, ratio), _const(a, 0.5))
+    return B.select(B.binary(Op.LT, x, _const(x, 0)), B.unary(Op.NEG, out), out)
+
+
 RULES = {
     # unary
     np.negative: _un(Op.NEG),
@@ -158,6 +214,14 @@ RULES = {
     np.sin: _un(Op.SIN),
     np.cos: _un(Op.COS),
     np.tan: lambda x: B.binary(Op.DIV, B.unary(Op.SIN, x), B.unary(Op.COS, x)),
+    np.arctan: lambda x: B.binary(Op.ATAN2, x, _const(x, 1)),
+    np.arcsin: lambda x: B.binary(Op.ATAN2, x, _one_minus_square_root(x)),
+    np.arccos: lambda x: B.binary(Op.ATAN2, _one_minus_square_root(x), x),
+    np.sinh: _hyperbolic(cosine=False),
+    np.cosh: _hyperbolic(cosine=True),
+    np.arcsinh: _arcsinh,
+    np.arccosh: _arccosh,
+    np.arctanh: _arctanh,
     np.deg2rad: lambda x: B.binary(Op.MUL, x, _const(x, math.pi / 180)),
     np.rad2deg: lambda x: B.binary(Op.MUL, x, _const(x, 180 / math.pi)),
     np.floor: _float_only(Op.FLOOR),

@@ -571,3 +571,328 @@ def mandelbrot_compressing(xmin, xmax, ymin, ymax, xn, yn, itermax, horizon=2.0)
         Xi, Yi = Xi[I], Yi[I]
         C = C[I]
     return Z_.T, N_.T
+
+
+# -- after the pythran numpy-benchmarks ---------------------------------------------------
+
+def _window_floor(idx, radius):
+    if radius > idx:
+        return 0
+    else:
+        return idx - radius
+
+
+def _window_ceil(idx, ceil, radius):
+    if idx + radius > ceil:
+        return ceil
+    else:
+        return idx + radius
+
+
+@program(lambda r: (r.random((3, 3, 3)), np.stack([r.integers(0, 2, (3, 3)),
+                                                   r.random((3, 3))], -1).astype(float),
+                    np.zeros((3, 3, 2)), 1), jit_error=ConcretizationError)
+def growcut(image, state, state_next, window_radius):
+    changes = 0
+    sqrt_3 = np.sqrt(3.0)
+    height = image.shape[0]
+    width = image.shape[1]
+    for j in range(width):
+        for i in range(height):
+            winning_colony = state[i, j, 0]
+            defense_strength = state[i, j, 1]
+            for jj in range(_window_floor(j, window_radius),
+                            _window_ceil(j + 1, width, window_radius)):
+                for ii in range(_window_floor(i, window_radius),
+                                _window_ceil(i + 1, height, window_radius)):
+                    if ii != i and jj != j:
+                        d = image[i, j, 0] - image[ii, jj, 0]
+                        s = d * d
+                        for k in range(1, 3):
+                            d = image[i, j, k] - image[ii, jj, k]
+                            s += d * d
+                        gval = 1.0 - np.sqrt(s) / sqrt_3
+                        attack_strength = gval * state[ii, jj, 1]
+                        if attack_strength > defense_strength:
+                            defense_strength = attack_strength
+                            winning_colony = state[ii, jj, 0]
+                            changes += 1
+            state_next[i, j, 0] = winning_colony
+            state_next[i, j, 1] = defense_strength
+    return changes
+
+
+@program(lambda r: (r.random((6, 7)),))
+def harris(I):
+    m, n = I.shape
+    dx = (I[1:, :] - I[:m - 1, :])[:, 1:]
+    dy = (I[:, 1:] - I[:, :n - 1])[1:, :]
+    A = dx * dx
+    B = dy * dy
+    C = dx * dy
+    tr = A + B
+    det = A * B - C * C
+    k = 0.05
+    return det - k * tr * tr
+
+
+@program(lambda r: (0.0, 0.0, 1.0, 1.0, 0.5, 4000.0, 2, 2, r.random((2, 3))),
+         jit_error=ConcretizationError)
+def hyantes(xmin, ymin, xmax, ymax, step, range_, range_x, range_y, t):
+    pt = np.zeros((range_x, range_y))
+    for i in range(range_x):
+        for j in range(range_y):
+            xi = xmin + step * i
+            yj = ymin + step * j
+            for k in range(t.shape[0]):
+                tmp = 6368. * np.arccos(np.cos(xi) * np.cos(t[k, 0]) * np.cos((yj) - t[k, 1])
+                                        + np.sin(xi) * np.sin(t[k, 0]))
+                if tmp < range_:
+                    pt[i, j] += t[k, 2] / (1 + tmp)
+    return pt
+
+
+def _julia_kernel(zr, zi, cr, ci, lim, cutoff):
+    count = 0
+    while ((zr * zr + zi * zi) < (lim * lim)) and count < cutoff:
+        zr, zi = zr * zr - zi * zi + cr, 2 * zr * zi + ci
+        count += 1
+    return count
+
+
+@program(lambda r: (-0.8, 0.156, 3), jit_error=ConcretizationError)
+def julia_escape_counts(cr, ci, N, bound=1.5, lim=4., cutoff=20):
+    julia = np.empty((N, N), np.uint32)
+    grid_x = np.linspace(-bound, bound, N)
+    for i, x in enumerate(grid_x):
+        for j, y in enumerate(grid_x):
+            julia[i, j] = _julia_kernel(x, y, cr, ci, lim, cutoff)
+    return julia
+
+
+@program(lambda r: (r.random((6, 6)),), jit_error=ConcretizationError)
+def laplacien(image):
+    out_image = np.abs(4 * image[1:-1, 1:-1] - image[0:-2, 1:-1] - image[2:, 1:-1]
+                       - image[1:-1, 0:-2] - image[1:-1, 2:])
+    valmax = np.max(out_image)
+    valmax = max(1., valmax) + 1.E-9
+    out_image /= valmax
+    return out_image
+
+
+def _wrap(pos, offset, bound):
+    return (pos + offset) % bound
+
+
+@program(lambda r: (r.random((3, 3)),))
+def local_maxima(data, mode=_wrap):
+    wsize = data.shape
+    result = np.ones(data.shape, bool)
+    for pos in np.ndindex(data.shape):
+        myval = data[pos]
+        for offset in np.ndindex(wsize):
+            neighbor_idx = tuple(mode(p, o - w // 2, w) for (p, o, w) in zip(pos, offset, wsize))
+            result[pos] &= (data[neighbor_idx] <= myval)
+    return result
+
+
+@program(lambda r: (r.random(10), r.random(10)))
+def lstsqr(x, y):
+    x_avg = np.average(x)
+    y_avg = np.average(y)
+    dx = x - x_avg
+    var_x = np.sum(dx ** 2)
+    cov_xy = np.sum(dx * (y - y_avg))
+    slope = cov_xy / var_x
+    y_interc = y_avg - slope * x_avg
+    return (slope, y_interc)
+
+
+@program(lambda r: (r.random((4, 5)),))
+def multiple_sum(array):
+    rows = array.shape[0]
+    cols = array.shape[1]
+    out = np.zeros((rows, cols))
+    for row in range(0, rows):
+        out[row, :] = np.sum(array - array[row, :], 0)
+    return out
+
+
+@program(lambda r: (r.random((4, 3)),))
+def pairwise_loops(X):
+    M, N = X.shape
+    D = np.empty((M, M))
+    for i in range(M):
+        for j in range(M):
+            d = 0.0
+            for k in range(N):
+                tmp = X[i, k] - X[j, k]
+                d += tmp * tmp
+            D[i, j] = np.sqrt(d)
+    return D
+
+
+@program(lambda r: (r.random(5), r.random(5), r.random(5), 1.0, True, True, False))
+def periodic_dist(x, y, z, L, periodicX, periodicY, periodicZ):
+    N = len(x)
+    xtemp = np.tile(x, (N, 1))
+    dx = xtemp - xtemp.T
+    ytemp = np.tile(y, (N, 1))
+    dy = ytemp - ytemp.T
+    ztemp = np.tile(z, (N, 1))
+    dz = ztemp - ztemp.T
+    if periodicX:
+        dx[dx > L / 2] = dx[dx > L / 2] - L
+        dx[dx < -L / 2] = dx[dx < -L / 2] + L
+    if periodicY:
+        dy[dy > L / 2] = dy[dy > L / 2] - L
+        dy[dy < -L / 2] = dy[dy < -L / 2] + L
+    if periodicZ:
+        dz[dz > L / 2] = dz[dz > L / 2] - L
+        dz[dz < -L / 2] = dz[dz < -L / 2] + L
+    d = np.sqrt(dx ** 2 + dy ** 2 + dz ** 2)
+    d[d == 0] = -1
+    return d, dx, dy, dz
+
+
+@program(lambda r: (r.random(9) * 2,))
+def rosen(x):
+    t0 = 100 * (x[1:] - x[:-1] ** 2) ** 2
+    t1 = (1 - x[:-1]) ** 2
+    return np.sum(t0 + t1)
+
+
+@program(lambda r: (r.random(8), 0.3))
+def exponential_smoothing(x, alpha):
+    s = x.copy()
+    for i in range(1, len(x)):
+        s[i] = alpha * x[i] + (1 - alpha) * s[i - 1]
+    return s
+
+
+@program(lambda r: (r.random((6, 7)),))
+def specialconvolve(a):
+    rowconvol = a[1:-1, :] + a[:-2, :] + a[2:, :]
+    colconvol = rowconvol[:, 1:-1] + rowconvol[:, :-2] + rowconvol[:, 2:] - 9 * a[1:-1, 1:-1]
+    return colconvol
+
+
+@program(lambda r: (r.random((3, 4)), r.random((3, 5)), r.random((3, 4)) + 0.5))
+def wdist(A, B, W):
+    k, m = A.shape
+    _, n = B.shape
+    D = np.zeros((m, n))
+    for ii in range(m):
+        for jj in range(n):
+            wdiff = (A[:, ii] - B[:, jj]) / W[:, ii]
+            D[ii, jj] = np.sqrt((wdiff ** 2).sum())
+    return D
+
+
+@program(lambda r: (r.random((3, 2)), r.random((4, 2))))
+def allpairs_distances_comprehension(X, Y):
+    return np.array([[np.sum((x - y) ** 2) for x in X] for y in Y])
+
+
+@program(lambda r: (r.random((4, 6)),))
+def cronbach(itemscores):
+    itemvars = itemscores.var(axis=1, ddof=1)
+    tscores = itemscores.sum(axis=0)
+    nitems = len(itemscores)
+    return nitems / (nitems - 1) * (1 - itemvars.sum() / tscores.var(ddof=1))
+
+
+@program(lambda r: (r.random((6, 6)), np.zeros((6, 6)), 4))
+def diffusion_copy_back(u, tempU, iterNum):
+    mu = 0.1
+    for n in range(iterNum):
+        tempU[1:-1, 1:-1] = u[1:-1, 1:-1] + mu * (
+            u[2:, 1:-1] - 2 * u[1:-1, 1:-1] + u[0:-2, 1:-1]
+            + u[1:-1, 2:] - 2 * u[1:-1, 1:-1] + u[1:-1, 0:-2])
+        u[:, :] = tempU[:, :]
+        tempU[:, :] = 0.0
+
+
+@program(lambda r: (r.random((4, 3)), r.random((5, 3))))
+def euclidean_distance_square(x1, x2):
+    return -2 * np.dot(x1, x2.T) + np.sum(np.square(x1), axis=1)[:, np.newaxis] \
+        + np.sum(np.square(x2), axis=1)
+
+
+def _laplacian_roll(grid):
+    return np.roll(grid, +1, 0) + np.roll(grid, -1, 0) + np.roll(grid, +1, 1) \
+        + np.roll(grid, -1, 1) - 4 * grid
+
+
+@program(lambda r: (r.random((5, 6)), 0.1))
+def evolve(grid, dt, D=1):
+    return grid + dt * D * _laplacian_roll(grid)
+
+
+@program(lambda r: (3, 0.16, 0.08, 0.035, 0.065), n=16)
+def grayscott(counts, Du, Dv, F, k):
+    n = 8
+    U = np.zeros((n + 2, n + 2), dtype=np.float32)
+    V = np.zeros((n + 2, n + 2), dtype=np.float32)
+    u, v = U[1:-1, 1:-1], V[1:-1, 1:-1]
+    r = 2
+    u[:] = 1.0
+    U[n // 2 - r:n // 2 + r, n // 2 - r:n // 2 + r] = 0.50
+    V[n // 2 - r:n // 2 + r, n // 2 - r:n // 2 + r] = 0.25
+    for i in range(counts):
+        Lu = (U[0:-2, 1:-1] + U[1:-1, 0:-2] - 4 * U[1:-1, 1:-1] + U[1:-1, 2:] + U[2:, 1:-1])
+        Lv = (V[0:-2, 1:-1] + V[1:-1, 0:-2] - 4 * V[1:-1, 1:-1] + V[1:-1, 2:] + V[2:, 1:-1])
+        uvv = u * v * v
+        u += Du * Lu - uvv + F * (1 - u)
+        v += Dv * Lv + uvv - (F + k) * v
+    return V
+
+
+@program(lambda r: (r.normal(size=(4, 3)) + 1j * r.normal(size=(4, 3)),))
+def l2norm(x):
+    return np.sqrt(np.sum(np.abs(x) ** 2, 1))
+
+
+@program(lambda r: (r.normal(size=8), 0.2, 1.5))
+def log_likelihood(data, mean, sigma):
+    s = (data - mean) ** 2 / (2 * (sigma ** 2))
+    pdfs = np.exp(- s)
+    pdfs /= np.sqrt(2 * np.pi) * sigma
+    return np.log(pdfs).sum()
+
+
+@program(lambda r: (r.random(5),))
+def create_grid(x):
+    N = x.shape[0]
+    z = np.zeros((N, N, 3))
+    z[:, :, 0] = x.reshape(-1, 1)
+    z[:, :, 1] = x
+    fast_grid = np.zeros((N, N, 3))
+    fast_grid[:] = z
+    return fast_grid
+
+
+@program(lambda r: (r.random((5, 5)), 3))
+def fdtd_scalar_loops(input_grid, steps):
+    grid = input_grid.copy()
+    old_grid = np.zeros_like(input_grid)
+    previous_grid = np.zeros_like(input_grid)
+    l_x = grid.shape[0]
+    l_y = grid.shape[1]
+    for i in range(steps):
+        np.copyto(previous_grid, old_grid)
+        np.copyto(old_grid, grid)
+        for x in range(l_x):
+            for y in range(l_y):
+                grid[x, y] = 0.0
+                if 0 < x + 1 < l_x:
+                    grid[x, y] += old_grid[x + 1, y]
+                if 0 < x - 1 < l_x:
+                    grid[x, y] += old_grid[x - 1, y]
+                if 0 < y + 1 < l_y:
+                    grid[x, y] += old_grid[x, y + 1]
+                if 0 < y - 1 < l_y:
+                    grid[x, y] += old_grid[x, y - 1]
+                grid[x, y] /= 2.0
+                grid[x, y] -= previous_grid[x, y]
+    return grid

@@ -216,3 +216,43 @@ def test_a_scheme_with_two_time_levels_rolls():
     compiled = jitted.lower(u, 3 * MIN_TRIPS).compile()
     assert " = loop(" in compiled.as_text()
     assert_close(jitted(u, 3 * MIN_TRIPS), wave(u, 3 * MIN_TRIPS), n=3 * MIN_TRIPS)
+
+
+def test_arrays_built_element_by_element_roll_with_a_moving_pad():
+    """`out[i] = f(x[i])`: the write lowers to pads whose edges move one place per trip,
+    so the loop rolls into a dynamic-pad; results as NumPy's, 2-D rows too."""
+    def build(x):
+        out = np.empty(x.shape[0])
+        for i in range(x.shape[0]):
+            out[i] = np.tanh(x[i]) * 2
+        return out
+
+    def normalize_rows(x):
+        out = np.zeros_like(x)
+        for i in range(x.shape[0]):
+            out[i] = x[i] / x[i].sum()
+        return out
+    rng = np.random.default_rng(9)
+    for fn, x in ((build, rng.random(3 * MIN_TRIPS)), (normalize_rows,
+                                                       rng.random((3 * MIN_TRIPS, 5)))):
+        jitted = xlanb.jit(fn)
+        assert_close(jitted(x), fn(x), n=5)
+        text = jitted.last_compiled.as_text()
+        assert " = loop(" in text and "dynamic-pad" in text
+
+
+def test_dynamic_pad_places_its_operand_clamped():
+    x = B.parameter(0, (2,), np.float64)
+    low = B.parameter(1, (), np.int64)
+    graph = Graph([x, low], [B.dynamic_pad(x, B.constant(np.float64(-1.0)), [low], (5,))],
+                  "p")
+    verify(graph)
+    text = print_graph(graph)
+    assert print_graph(parse_graph(text)) == text
+    compiled = xlanb_runtime.compile(graph)
+    for start, placed in ((0, 0), (2, 2), (3, 3), (9, 3), (-1, 0)):
+        expected = np.full(5, -1.0)
+        expected[placed:placed + 2] = [7.0, 8.0]
+        args = [np.array([7.0, 8.0]), np.array(start)]
+        np.testing.assert_array_equal(interpret(graph, args)[0], expected)
+        np.testing.assert_array_equal(compiled.run(args)[0], expected)

@@ -224,7 +224,7 @@ class _Codegen:
                 clamped = self._assign(f"min(max({start}, 0), {operand.shape[d] - size})")
                 mapped.append(f"({i} + {clamped})")
             return (yield (operand, tuple(mapped)))
-        elif node.op is Op.PAD:              # interior 0 (fusion's rule): a bounds test
+        elif node.op in (Op.PAD, Op.DYNAMIC_PAD):   # interior 0 (fusion's rule)
             result = yield from self._pad_value(node, idx)
         else:
             operands = []
@@ -239,16 +239,24 @@ class _Codegen:
     def _pad_value(self, node: Node, idx: tuple[str, ...]):
         """The operand where `idx` falls inside it, else the padding value.  The operand is
         read at a clamped index either way, so no load leaves its buffer."""
-        operand, fill = node.inputs
+        operand, fill = node.inputs[:2]
         fill_value = (yield (fill, ()))
         if 0 in operand.shape:
             return fill_value
+        if node.op is Op.PAD:
+            lows = [low for low, _, _ in node.arg]
+        else:                                # lows read at run time, clamped as XLA does
+            lows = []
+            for d, low in enumerate(node.inputs[2:]):
+                value = (yield (low, ()))
+                lows.append(self._assign(
+                    f"min(max({value}, 0), {node.shape[d] - operand.shape[d]})"))
         inside, mapped = [], []
-        for i, (low, _, _), n in zip(idx, node.arg, operand.shape):
+        for i, low, n in zip(idx, lows, operand.shape):
             if low == 0 and n == node.shape[len(mapped)]:
                 mapped.append(i)
                 continue
-            inside.append(f"{low} <= {i} < {low + n}")
+            inside.append(f"{low} <= {i} < {low} + {n}")
             mapped.append(f"min(max({i} - {low}, 0), {n - 1})")
         value = (yield (operand, self._short(tuple(mapped))))
         if not inside:

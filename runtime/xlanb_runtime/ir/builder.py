@@ -208,6 +208,23 @@ def dynamic_slice(x: Node, starts: Sequence[Node], sizes: Sequence[int]) -> Node
     return _node(Op.DYNAMIC_SLICE, (x, *starts), sizes, x.dtype, sizes)
 
 
+def dynamic_pad(x: Node, value: Node, lows: Sequence[Node], shape: Sequence[int]) -> Node:
+    """`shape` filled with `value`, `x` placed at `lows` computed at run time (each clamped
+    into [0, dim - x's dim], so `x` always fits): a pad whose edges move."""
+    shape = tuple(int(d) for d in shape)
+    _check(value.shape == () and value.dtype == x.dtype, Op.DYNAMIC_PAD,
+           lambda: f"padding value must be a scalar of {x.dtype}")
+    _check(len(lows) == x.ndim == len(shape), Op.DYNAMIC_PAD,
+           lambda: f"{len(lows)} lows and shape {shape} for rank {x.ndim}")
+    for low in lows:
+        _check(low.shape == () and low.dtype.kind in "iu", Op.DYNAMIC_PAD,
+               lambda: f"a low must be an integer scalar, got "
+                       f"{type_str(low.dtype, low.shape)}")
+    _check(all(n <= d for n, d in zip(x.shape, shape)), Op.DYNAMIC_PAD,
+           lambda: f"{x.shape} does not fit in {shape}")
+    return _node(Op.DYNAMIC_PAD, (x, value, *lows), shape, x.dtype, shape)
+
+
 def pad(x: Node, value: Node, config: Sequence[tuple[int, int, int]]) -> Node:
     """config[d] = (low, high, interior) >= 0; `value` is a scalar node of x's dtype."""
     config = tuple((int(a), int(b), int(c)) for a, b, c in config)

@@ -209,6 +209,7 @@ EVAL: dict[Op, Callable] = {
     Op.SLICE: lambda n, x: _slice(x, n.arg),
     Op.DYNAMIC_SLICE: lambda n, x, *starts: _dynamic_slice(x, starts, n.arg),
     Op.PAD: lambda n, x, v: _pad(x, v, n.arg),
+    Op.DYNAMIC_PAD: lambda n, x, v, *lows: _dynamic_pad(x, v, lows, n.arg),
     Op.CONCATENATE: lambda n, *xs: np.concatenate(xs, axis=n.arg),
     Op.REVERSE: lambda n, x: np.flip(x, n.arg),
     Op.REDUCE: lambda n, x: _reduce(x, n.arg),
@@ -234,6 +235,13 @@ def _dynamic_slice(x, starts, sizes):
                   ((min(max(int(start), 0), dim - size), size)
                    for start, size, dim in zip(starts, sizes, x.shape)))
     return x[index]
+
+
+def _dynamic_pad(x, value, lows, shape):
+    out = np.full(shape, value, dtype=x.dtype)
+    starts = [min(max(int(low), 0), dim - n) for low, dim, n in zip(lows, shape, x.shape)]
+    out[tuple(slice(s, s + n) for s, n in zip(starts, x.shape))] = x
+    return out
 
 
 def _loop(node: Node, *inputs) -> tuple:

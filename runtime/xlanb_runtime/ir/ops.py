@@ -74,6 +74,7 @@ class Op(enum.Enum):
     SLICE = "slice"              # arg: ((start, stop, step), ...) per dim, all static
     DYNAMIC_SLICE = "dynamic-slice"  # (x, *starts: int[]) arg: sizes; starts clamped in range
     PAD = "pad"                  # pad(x, value) arg: ((low, high, interior), ...)
+    DYNAMIC_PAD = "dynamic-pad"  # (x, value, *lows: int[]) arg: shape; lows clamped in range
     CONCATENATE = "concatenate"  # arg: axis
     REVERSE = "reverse"          # arg: axes
     # -- reductions -------------------------------------------------------------------------

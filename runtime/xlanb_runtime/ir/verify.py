@@ -37,6 +37,7 @@ def _rederive(node: Node) -> Node:
         Op.SLICE: lambda: B.slice_(ins[0], arg),
         Op.DYNAMIC_SLICE: lambda: B.dynamic_slice(ins[0], ins[1:], arg),
         Op.PAD: lambda: B.pad(ins[0], ins[1], arg),
+        Op.DYNAMIC_PAD: lambda: B.dynamic_pad(ins[0], ins[1], ins[2:], arg),
         Op.CONCATENATE: lambda: B.concatenate(ins, arg),
         Op.REVERSE: lambda: B.reverse(ins[0], arg),
         Op.REDUCE: lambda: B.reduce(ins[0], *arg),

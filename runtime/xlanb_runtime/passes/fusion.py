@@ -144,7 +144,8 @@ def is_loop_fusible(node: Node) -> bool:
 
 
 def is_edge_pad(node: Node) -> bool:
-    return node.op is Op.PAD and all(interior == 0 for _, _, interior in node.arg)
+    return node.op is Op.DYNAMIC_PAD or (
+        node.op is Op.PAD and all(interior == 0 for _, _, interior in node.arg))
 
 
 def writes_a_region(node: Node) -> bool:

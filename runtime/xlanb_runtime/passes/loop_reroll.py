@@ -15,11 +15,12 @@ may read a copy but the last.  The body graph is copy 0 with its carried inputs 
 invariants made parameters; the loop's results replace the last copy's values wherever the
 rest of the program reads them.
 
-A slice whose start moves by the same step every trip (`a[i, i]`, `fict[t]`) is the one
-difference copies may have: the body counts its trips (a carried int64) and reads a
-`dynamic-slice` at start0 + trip * step.  Not rerolled: loops whose iterations differ in
-anything else (`x[:i]` changes a shape, `out[i] = v` writes a moving region): those stay
-unrolled, and the compile budget bounds them.  Loops of fewer than `MIN_TRIPS` iterations also stay
+A slice whose start, or a pad whose edges, move by the same step every trip (`a[i, i]`
+reads, `out[i] = v` writes: x[a:b] = v lowers to pads) is the one difference copies may
+have: the body counts its trips (a carried int64) and places a `dynamic-slice` or
+`dynamic-pad` at first + trip * step.  Not rerolled: loops whose iterations differ in
+anything else (`x[:i]` changes a shape): those stay unrolled, and the compile budget
+bounds them.  Loops of fewer than `MIN_TRIPS` iterations also stay
 unrolled: there fusing across iterations is worth more than the smaller program.  After a
 loop is rolled the search runs again, so a loop around rolled loops rolls too.
 """
@@ -80,32 +81,39 @@ def _interned_keys(order: list[Node]) -> list[int]:
 def _copy_arg(node: Node):
     if node.op is Op.SLICE:
         return tuple(step for _, _, step in node.arg)
+    if node.op is Op.PAD:
+        return tuple((low + high, interior) for low, high, interior in node.arg)
     return arg_key(node.arg)
 
 
 TRIP = (-1, 1)                  # the carried trip counter's key among carried values'
 
 
-def _slice_moves(order, stretch, trips) -> tuple[dict[int, tuple], int]:
-    """Offsets of slices whose starts move with the trip: offset -> (starts of copy 0,
-    steps per trip); and the copies (up to `trips`) over which every move is steady."""
+def _places(node: Node) -> list[int]:
+    """Where a slice starts, or where a pad puts its operand, per dimension."""
+    return [start for start, _, _ in node.arg]
+
+
+def _moves(order, stretch, trips) -> tuple[dict[int, tuple], int]:
+    """Offsets of slices and pads whose places move with the trip: offset -> (places in
+    copy 0, steps per trip); and the copies (up to `trips`) over which every move is
+    steady.  Only unit-stride slices and interior-free pads can move."""
     moves: dict[int, tuple] = {}
     for offset in range(stretch.period):
         node = order[stretch.start + offset]
-        if node.op is not Op.SLICE:
+        if node.op not in (Op.SLICE, Op.PAD):
             continue
-        first = [start for start, _, _ in node.arg]
-        second = [start for start, _, _ in order[stretch.start + stretch.period
-                                                 + offset].arg]
-        step = tuple(b - a for a, b in zip(first, second))
+        first = _places(node)
+        step = tuple(b - a for a, b in zip(first, _places(
+            order[stretch.start + stretch.period + offset])))
         for copy in range(2, trips):
-            starts = [a for a, _, _ in order[stretch.start + copy * stretch.period
-                                             + offset].arg]
-            if any(s != f + copy * d for s, f, d in zip(starts, first, step)):
+            places = _places(order[stretch.start + copy * stretch.period + offset])
+            if any(p != f + copy * d for p, f, d in zip(places, first, step)):
                 trips = copy
                 break
-        if any(step) and any(stride != 1 for _, _, stride in node.arg):
-            return {}, 1                      # a strided slice cannot move: no loop
+        if any(step) and any(third != (1 if node.op is Op.SLICE else 0)
+                             for _, _, third in node.arg):
+            return {}, 1                      # a strided slice or spread pad: no loop
         if any(step):
             moves[offset] = (tuple(first), step)
     return moves, trips
@@ -187,7 +195,7 @@ class _Loop:
             carried = order[start + offset]
             if (init.shape, init.dtype) != (carried.shape, carried.dtype):
                 return None
-        moves, trips = _slice_moves(order, stretch, trips)
+        moves, trips = _moves(order, stretch, trips)
         if trips < MIN_TRIPS:
             return None
         if moves:
@@ -283,8 +291,8 @@ class _Loop:
             if template.op is Op.LOOP:
                 built.append(B.loop(inputs, template.arg, template.loc))
             elif offset in self.moves:
-                built.append(self._moving_slice(offset, template, inputs[0],
-                                                params[("carried", TRIP)]))
+                built.append(self._moving(offset, template, inputs,
+                                          params[("carried", TRIP)]))
             else:
                 built.append(Node(template.op, inputs, template.shape, template.dtype,
                                   template.arg, template.loc))
@@ -294,14 +302,16 @@ class _Loop:
                    for offset, back in carried] + [built[r] for r in extra]
         return Graph(list(params.values()), outputs, f"{name}.loop_body")
 
-    def _moving_slice(self, offset: int, template: Node, operand: Node, trip: Node) -> Node:
-        """The slice of copy `trip`: a dynamic slice at start0 + trip * step."""
+    def _moving(self, offset: int, template: Node, inputs: list[Node], trip: Node) -> Node:
+        """The slice or pad of copy `trip`: placed at first + trip * step."""
         first, step = self.moves[offset]
         with B.location(template.loc):
-            starts = [B.binary(Op.ADD, B.constant(np.int64(f)),
+            places = [B.binary(Op.ADD, B.constant(np.int64(f)),
                                B.binary(Op.MUL, trip, B.constant(np.int64(d))))
                       if d else B.constant(np.int64(f)) for f, d in zip(first, step)]
-            return B.dynamic_slice(operand, starts, template.shape)
+            if template.op is Op.SLICE:
+                return B.dynamic_slice(inputs[0], places, template.shape)
+            return B.dynamic_pad(inputs[0], inputs[1], places, template.shape)
 
     @staticmethod
     def _next_trip(trip: Node) -> Node:

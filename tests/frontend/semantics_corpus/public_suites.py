@@ -872,7 +872,7 @@ def create_grid(x):
     return fast_grid
 
 
-@program(lambda r: (r.random((5, 5)), 3))
+@program(lambda r: (r.random((4, 4)), 2))
 def fdtd_scalar_loops(input_grid, steps):
     grid = input_grid.copy()
     old_grid = np.zeros_like(input_grid)

@@ -40,7 +40,7 @@ from xlanb_runtime.ir import Graph, Node, Op, interpret, print_graph
 from xlanb_runtime.ir.graph import topological_order, with_inputs
 
 from .api import _fast_signature
-from .errors import InternalCompilerError
+from .errors import AliasingError, InternalCompilerError
 from .internal_errors import named_internal_errors
 from .pytree import tree_map
 from .tracing.boundary import find_aliases, finish_call
@@ -355,6 +355,9 @@ class AutoClusterer:
             warnings.warn(f"{exc} `{getattr(fn, '__qualname__', fn)}` runs with NumPy for "
                           "this call.", FallbackWarning, stacklevel=4)
             return fn(*args, **kwargs)
+        except AliasingError as exc:      # arguments share memory in a way no trace can
+            self.report.record_break("aliased arguments", exc.location, exc.detail)
+            return fn(*args, **kwargs)    # follow (other dtypes): NumPy's own call
 
     def _call(self, args, kwargs, fast):
         leaves, key = self.jitted.signature(args, kwargs)

@@ -159,3 +159,38 @@ def test_an_unsupported_call_on_an_array_made_in_the_function():
     got = xlanb.jit(scatter_max, must_compile=False)(v, w)
     for g, e in zip(got, scatter_max(v, w)):
         np.testing.assert_array_equal(g, e)
+
+
+_TOTALS = np.zeros(3)
+
+
+def test_writes_into_globals_and_arguments_of_other_dtypes_run_with_numpy():
+    """What jit refuses by name (an untraced `out=`, views of one buffer as two dtypes)
+    auto-clustering runs as NumPy does."""
+    def accumulate(x, scratch=np.zeros(3)):
+        _TOTALS[:] += x                          # a global
+        scratch += 2 * x                         # a mutable default argument
+        np.add(x, scratch, out=_TOTALS)
+        return _TOTALS * 1, scratch.sum()
+
+    def bump(a, b):
+        a += 1
+        return b.sum()
+    with pytest.raises(xlanb.errors.UnsupportedNumPyFunctionError, match="not traced"):
+        xlanb.jit(accumulate)(np.ones(3))
+    accumulate.__defaults__[0][:] = 0
+    _TOTALS[:] = 0
+    want = [accumulate(np.arange(3.0)) for _ in range(3)]
+    want_state = _TOTALS.copy(), accumulate.__defaults__[0].copy()
+    accumulate.__defaults__[0][:] = 0
+    _TOTALS[:] = 0
+    f = xlanb.jit(accumulate, must_compile=False)
+    for w in want:
+        for g, e in zip(f(np.arange(3.0)), w):
+            np.testing.assert_array_equal(g, e)
+    np.testing.assert_array_equal(_TOTALS, want_state[0])
+    np.testing.assert_array_equal(accumulate.__defaults__[0], want_state[1])
+    got, want = np.arange(4.0), np.arange(4.0)
+    assert xlanb.jit(bump, must_compile=False)(got, got.view(np.int64)) == \
+        bump(want, want.view(np.int64))
+    np.testing.assert_array_equal(got, want)

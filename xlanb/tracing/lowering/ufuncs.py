@@ -302,6 +302,11 @@ def lower_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
     kwargs = dict(kwargs)
     out = kwargs.pop("out", None)
     if out is not None and not (isinstance(out, tuple) and all(o is None for o in out)):
+        if any(isinstance(o, np.ndarray) for o in (out if isinstance(out, tuple) else (out,))):
+            # `BUF += x` into a global (or a default argument): NumPy writes it now
+            return unsupported(ufunc if method == "__call__" else getattr(ufunc, method),
+                               inputs, dict(kwargs, out=out), f"np.{name}(out=) into an "
+                               "array that is not traced (a global, or made before the call)")
         dest = inplace.destination(out, f"np.{name}")
         where = kwargs.pop("where", True)
         casting = kwargs.pop("casting", "same_kind")

@@ -18,7 +18,8 @@ rest of the program reads them.
 A slice whose start, or a pad whose edges, move by the same step every trip (`a[i, i]`
 reads, `out[i] = v` writes: x[a:b] = v lowers to pads) is the one difference copies may
 have: the body counts its trips (a carried int64) and places a `dynamic-slice` or
-`dynamic-pad` at first + trip * step.  Not rerolled: loops whose iterations differ in
+`dynamic-pad` at first + trip * step (a pad only where the array is at most
+MAX_WRITE_SPREAD times the part written: each trip makes the array anew).  Not rerolled: loops whose iterations differ in
 anything else (`x[:i]` changes a shape): those stay unrolled, and the compile budget
 bounds them.  Loops of fewer than `MIN_TRIPS` iterations also stay
 unrolled: there fusing across iterations is worth more than the smaller program.  After a
@@ -37,6 +38,9 @@ from ..ir.ops import Op
 
 MIN_TRIPS = 8
 MAX_DEPTH = 3                   # trips a value may be carried (time levels of a scheme)
+# A rolled write `out[i] = v` makes the whole array anew each trip (the body is pure), where
+# NumPy writes v in place: worth it only while the array is a few times v's size.
+MAX_WRITE_SPREAD = 16
 _CANDIDATE_PERIODS = 8          # most frequent distances tried per search
 
 
@@ -114,6 +118,9 @@ def _moves(order, stretch, trips) -> tuple[dict[int, tuple], int]:
         if any(step) and any(third != (1 if node.op is Op.SLICE else 0)
                              for _, _, third in node.arg):
             return {}, 1                      # a strided slice or spread pad: no loop
+        if any(step) and node.op is Op.PAD and \
+                node.size > MAX_WRITE_SPREAD * max(node.inputs[0].size, 1):
+            return {}, 1                      # a small write into a big array: see above
         if any(step):
             moves[offset] = (tuple(first), step)
     return moves, trips

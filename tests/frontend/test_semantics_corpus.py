@@ -112,9 +112,12 @@ def _compare_call(prog, args_np, args_x, expected, got):
                 f"{np.shares_memory(e, a_np)}, xlanb {shares}"
 
 
-def run_program(prog, must_compile: bool):
+def run_program(prog, must_compile: bool, interpreted: bool = False):
     """Run `prog` twice under xlanb (seeds 0 and 1) and compare with NumPy.  A named
-    error must leave every argument as it was."""
+    error must leave every argument as it was.  A jitted program past the compile budget
+    runs the function itself with NumPy: it is then run again through its trace in the
+    reference interpreter (`xlanb.disable_jit()`), whose boundary (write-backs, returned
+    arguments, aliasing) is the compiled program's."""
     fn = xlanb.jit(prog.fn, must_compile=must_compile)
     for seed in (0, 1):
         args_np = prog.make_args(np.random.default_rng(seed))
@@ -126,12 +129,19 @@ def run_program(prog, must_compile: bool):
             warnings.simplefilter("ignore")
             warnings.simplefilter("error", FallbackWarning)
             try:
-                got = fn(*args_x)
+                if interpreted:
+                    with xlanb.disable_jit():
+                        got = fn(*args_x)
+                else:
+                    got = fn(*args_x)
             except xlanb.errors.CompileError:
                 untouched = prog.make_args(np.random.default_rng(seed))
                 _compare_call(prog, untouched, args_x, None, None)
                 raise
         _compare_call(prog, args_np, args_x, expected, got)
+    compiled = getattr(fn, "last_compiled", None) if must_compile else None
+    if compiled is not None and compiled.runs_eagerly and not interpreted:
+        run_program(prog, must_compile, interpreted=True)
 
 
 @pytest.mark.parametrize("prog", PROGRAMS, ids=[p.name for p in PROGRAMS])

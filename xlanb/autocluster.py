@@ -248,6 +248,10 @@ class _ClusteringContext(TraceContext):
         self.report.record_break(type(leaf).__name__, user_location(), "a random generator "
                                  "argument: its draws run with NumPy on every call")
 
+    def write_untraced(self, func, args: tuple, kwargs: dict, what: str, error) -> Any:
+        """NumPy writes into the untraced array (a global) when the trace gets here."""
+        return self.call_unsupported(func, args, kwargs, what)
+
     def call_unsupported(self, func, args: tuple, kwargs: dict, what: str) -> Any:
         """Run `func` with NumPy on copies of the traced values; writes it makes to them
         (`x.sort()`, `np.random.shuffle(x)`) become writes to the traced arrays."""

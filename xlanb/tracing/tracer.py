@@ -140,6 +140,13 @@ class TraceContext:
             hint="Draw outside and pass the arrays in, use `xlanb.random` with a key, or "
             "`xlanb.jit(f, must_compile=False)`")
 
+    def write_untraced(self, func: Callable, args: tuple, kwargs: dict, what: str,
+                       error: CompileError) -> Any:
+        """`func` writes into an array that is not traced (`out=` a global, `BUF += x`).
+
+        Default: raise `error`.  Auto-clustering runs `func` with NumPy, which writes it."""
+        raise error
+
     def call_unsupported(self, func: Callable, args: tuple, kwargs: dict, what: str) -> Any:
         """`func(*args, **kwargs)` has no compiled lowering (`what` names it: `np.unique`).
 

@@ -15,7 +15,7 @@ import numpy as np
 from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
-from ...errors import DTypeError
+from ...errors import DTypeError, UnsupportedNumPyFunctionError
 from . import fail, implements, inplace, unsupported, unsupported_option
 from .promote import (is_operand, mark_weak, operands, promotion_type, result_type, scalar,
                       shape_of, to_node, wrap)
@@ -302,12 +302,15 @@ def lower_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
     kwargs = dict(kwargs)
     out = kwargs.pop("out", None)
     if out is not None and not (isinstance(out, tuple) and all(o is None for o in out)):
-        if any(isinstance(o, np.ndarray) for o in (out if isinstance(out, tuple) else (out,))):
-            # `BUF += x` into a global (or a default argument): NumPy writes it now
-            return unsupported(ufunc if method == "__call__" else getattr(ufunc, method),
-                               inputs, dict(kwargs, out=out), f"np.{name}(out=) into an "
-                               "array that is not traced (a global, or made before the call)")
-        dest = inplace.destination(out, f"np.{name}")
+        try:
+            dest = inplace.destination(out, f"np.{name}")
+        except UnsupportedNumPyFunctionError as error:   # `BUF += x` into a global
+            from ..tracer import current_context
+            context = current_context()
+            if context is None:
+                raise
+            return context.write_untraced(ufunc, inputs, dict(kwargs, out=out),
+                                          f"np.{name}(out=)", error)
         where = kwargs.pop("where", True)
         casting = kwargs.pop("casting", "same_kind")
         result = lower_ufunc(ufunc, method, inputs, kwargs)

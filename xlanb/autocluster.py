@@ -379,9 +379,8 @@ class AutoClusterer:
         program, or tracing with clusters) and plain NumPy."""
         path, timed = known.next_path()
         start = time.perf_counter() if timed else 0.0
-        if path == "numpy":
-            with suspended():
-                result = self.jitted.fn(*args, **kwargs)
+        if path == "numpy":                          # (no trace runs: nothing to suspend)
+            result = self.jitted.fn(*args, **kwargs)
         elif known.whole is not None:                 # run as `jit` runs it
             whole = known.whole
             self.report.record_cluster(whole.cache_text, whole.ops,

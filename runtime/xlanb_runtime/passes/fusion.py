@@ -435,9 +435,6 @@ def _sibling_signature(kernel: Kernel):
 # Siblings tried per kernel: the next ones of its shape in program order.  Merging is
 # worth most between neighbours, and a bound keeps the pass linear in long programs.
 SIBLING_WINDOW = 16
-# Outputs of one merged kernel: past a few, its loop holds too many pointers to vectorize
-# (code generation splits stores into loops anyway), and dependency walks grow with it.
-SIBLING_MAX_OUTPUTS = 8
 
 
 def merge_siblings(kernels: list[Kernel], producer: dict[int, Kernel],
@@ -494,7 +491,7 @@ def merge_siblings(kernels: list[Kernel], producer: dict[int, Kernel],
         for i, one in enumerate(members):
             for other in members[i + 1:i + 1 + SIBLING_WINDOW]:
                 a, b = owner(one), owner(other)
-                if a is b or len(a.outputs) + len(b.outputs) > SIBLING_MAX_OUTPUTS:
+                if a is b:
                     continue
                 if depends(a, b) or depends(b, a):
                     continue

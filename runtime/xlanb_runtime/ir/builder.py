@@ -193,16 +193,22 @@ def slice_(x: Node, specs: Sequence[tuple[int, int, int]]) -> Node:
     return _node(Op.SLICE, (x,), shape, x.dtype, specs)
 
 
+def _check_places(op: Op, x: Node, places: Sequence[Node], shape: tuple[int, ...],
+                  what: str) -> None:
+    """A dynamic slice's starts or a dynamic pad's lows: one integer scalar per dim."""
+    _check(len(places) == x.ndim == len(shape), op,
+           lambda: f"{len(places)} {what}s and shape {shape} for rank {x.ndim}")
+    for place in places:
+        _check(place.shape == () and place.dtype.kind in "iu", op,
+               lambda: f"a {what} must be an integer scalar, got "
+                       f"{type_str(place.dtype, place.shape)}")
+
+
 def dynamic_slice(x: Node, starts: Sequence[Node], sizes: Sequence[int]) -> Node:
     """x[s0:s0+n0, s1:s1+n1, ...] with the starts computed at run time (as XLA, each start
     is clamped into [0, dim - size], so the slice never leaves `x`)."""
     sizes = tuple(int(n) for n in sizes)
-    _check(len(starts) == x.ndim == len(sizes), Op.DYNAMIC_SLICE,
-           lambda: f"{len(starts)} starts and {len(sizes)} sizes for rank {x.ndim}")
-    for start in starts:
-        _check(start.shape == () and start.dtype.kind in "iu", Op.DYNAMIC_SLICE,
-               lambda: f"a start must be an integer scalar, got "
-                       f"{type_str(start.dtype, start.shape)}")
+    _check_places(Op.DYNAMIC_SLICE, x, starts, sizes, "start")
     _check(all(0 <= n <= d for n, d in zip(sizes, x.shape)), Op.DYNAMIC_SLICE,
            lambda: f"sizes {sizes} do not fit in {x.shape}")
     return _node(Op.DYNAMIC_SLICE, (x, *starts), sizes, x.dtype, sizes)
@@ -214,12 +220,7 @@ def dynamic_pad(x: Node, value: Node, lows: Sequence[Node], shape: Sequence[int]
     shape = tuple(int(d) for d in shape)
     _check(value.shape == () and value.dtype == x.dtype, Op.DYNAMIC_PAD,
            lambda: f"padding value must be a scalar of {x.dtype}")
-    _check(len(lows) == x.ndim == len(shape), Op.DYNAMIC_PAD,
-           lambda: f"{len(lows)} lows and shape {shape} for rank {x.ndim}")
-    for low in lows:
-        _check(low.shape == () and low.dtype.kind in "iu", Op.DYNAMIC_PAD,
-               lambda: f"a low must be an integer scalar, got "
-                       f"{type_str(low.dtype, low.shape)}")
+    _check_places(Op.DYNAMIC_PAD, x, lows, shape, "low")
     _check(all(n <= d for n, d in zip(x.shape, shape)), Op.DYNAMIC_PAD,
            lambda: f"{x.shape} does not fit in {shape}")
     return _node(Op.DYNAMIC_PAD, (x, value, *lows), shape, x.dtype, shape)

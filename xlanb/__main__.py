@@ -1,4 +1,4 @@
-"""The xlanb command line: `python -m xlanb demo | run-module FILE | bench`."""
+"""The xlanb command line: `python -m xlanb demo | run-module FILE | bench | support`."""
 from __future__ import annotations
 
 import argparse
@@ -18,11 +18,17 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--repeats", type=int, default=5)
     bench = sub.add_parser("bench", help="run benchmarks/bench_core.py (from a checkout)")
     bench.add_argument("rest", nargs=argparse.REMAINDER)
+    from .support import add_arguments as support_arguments
+    support_arguments(sub.add_parser("support", help="the NumPy support table: what jit "
+                                     "does with each NumPy function, ufunc and method"))
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .demo import run_demo
         run_demo()
         return 0
+    if args.command == "support":
+        from .support import run as run_support
+        return run_support(args)
     if args.command == "run-module":
         from .run_module import run_module
         return run_module(args.file, args.inputs, args.repeats)

@@ -228,15 +228,20 @@ def optimize_and_plan(graph: Graph, options: CompileOptions, report: CompileRepo
 
 def _compile_kernels(plan, generated, report, max_seconds: float = 0.0):
     """Numba-compile every generated kernel; past `max_seconds` of compiling (0: no limit)
-    with kernels still to go, give up (`_CompileTimeExceeded`)."""
+    with kernels still to go, give up (`_CompileTimeExceeded`).  It also gives up early
+    once the kernels compiled so far, a few seconds' worth, predict the rest will not fit:
+    waiting out the budget only to run with NumPy helps no one."""
     dispatchers, kernels = {}, []
     start, total = time.perf_counter(), len(plan.kernels)
     for done, kernel in enumerate(plan.kernels):
         spent = time.perf_counter() - start
-        if 0 < max_seconds < spent:
+        predicted = spent / done * total if done else 0.0
+        if 0 < max_seconds < spent or (0 < max_seconds < predicted
+                                       and spent > max_seconds / 10):
             raise _CompileTimeExceeded(
-                f"compiling took more than {max_seconds:g} s with {total - done} of {total} "
-                "kernels still to go (XLANB_FLAGS=--xla_max_compile_seconds=S)")
+                f"compiling took {spent:.1f} s with {total - done} of {total} kernels still "
+                f"to go, over {max_seconds:g} s at this pace "
+                "(XLANB_FLAGS=--xla_max_compile_seconds=S)")
         gen = generated.get(kernel.name)
         compile_seconds = 0.0
         if gen is not None and gen.has_function:

@@ -79,3 +79,19 @@ def test_over_budget_jit_calls_run_the_function_itself():
             np.testing.assert_allclose(B, expected, rtol=1e-13)
     assert f.last_compiled.runs_eagerly
     assert len(calls) == 1 + 3                    # one trace, then every call runs it
+
+
+def test_no_kernel_grows_past_the_op_limit():
+    """A long chain that could all fuse into one kernel is cut into kernels of at most
+    MAX_KERNEL_OPS ops: Numba's compile time grows faster than a function's size."""
+    from xlanb_runtime.passes.fusion import MAX_KERNEL_OPS
+
+    def chain(x):
+        for i in range(MAX_KERNEL_OPS // 2 + 20):
+            x = x * (1.0 + 1e-4 * i) + 1e-3 * (i % 7)    # steps differ: no loop op
+        return x
+    x = np.random.default_rng(3).random(16)
+    f = xlanb.jit(chain)
+    np.testing.assert_allclose(f(x), chain(x), rtol=1e-12)
+    sizes = [len(k.ops) for k in f.last_compiled.kernels]
+    assert len(sizes) >= 2 and max(sizes) <= MAX_KERNEL_OPS

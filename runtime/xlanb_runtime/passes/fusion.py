@@ -51,10 +51,11 @@ class Decision:
     """A fusion verdict: yes, or no with the reason users will read."""
     ok: bool
     reason: str = ""
+    extra_output: bool = False          # fused, and also written out for readers outside
 
     @staticmethod
-    def yes(reason: str = "") -> "Decision":
-        return Decision(True, reason)
+    def yes(reason: str = "", extra_output: bool = False) -> "Decision":
+        return Decision(True, reason, extra_output)
 
     @staticmethod
     def no(reason: str) -> "Decision":
@@ -134,6 +135,12 @@ def is_unit_reshape(node: Node) -> bool:
 
 def squeezed(shape) -> tuple[int, ...]:
     return tuple(d for d in shape if d != 1)
+
+
+# Ops one kernel takes at most: a kernel is one Numba function, and compiling one grows
+# faster than its size (an unrolled 100-step recurrence fused into one 500-op kernel took
+# 12 s, 500 steps 380 s).  XLA bounds its fusions' size for the same reason.
+MAX_KERNEL_OPS = 200
 
 
 def is_loop_fusible(node: Node) -> bool:
@@ -263,7 +270,7 @@ class _Planner:
                 kernel.decisions.append(decision.reason)
             if decision:
                 region, direct = placement
-                if decision.reason.endswith("users outside)"):
+                if decision.extra_output:
                     kernel.extra_outputs.append(node)
                 if node.op is Op.REDUCE or node.op is Op.DOT:
                     kernel.kind = "reduce" if node.op is Op.REDUCE else "dot"
@@ -360,6 +367,10 @@ class _Planner:
             return Decision.no(f"not fused: {what} feeds both the reduction and its epilogue")
         if id(node) in self.producer:       # another kernel already writes it: read that
             return Decision.no("")
+        if len(kernel.nodes) >= MAX_KERNEL_OPS:
+            return Decision.no(f"not fused: {what} would make the kernel bigger than "
+                               f"{MAX_KERNEL_OPS} ops (Numba's compile time grows faster "
+                               "than a function's size)")
         region, direct = placement
         if node.op is Op.REDUCE and kernel.kind == "reduce" and region == "out":
             first = kernel.reductions[0]
@@ -395,17 +406,31 @@ class _Planner:
                                "(`x[a:b] = v`), read here at shifted indices: written once, "
                                "not recomputed per read")
         if n_outside == 0:
-            return Decision.yes(f"fused {what}: saves {2 * node.nbytes} bytes")
+            return Decision.yes(f"fused {what}: saves {format_bytes(2 * node.nbytes)}")
         later = not self._read_before_root(kernel, node)
         materialized = id(node) in self.is_output or any(
             u.op is Op.DOT or kernel_kind(u) == "library" for u in outside)
         if direct and later and kernel.kind != "scatter" and (
                 materialized or node.op in EXPENSIVE or not is_loop_fusible(node)):
-            return Decision.yes(f"fused {what} as an extra output ({n_outside} users outside)")
+            return Decision.yes(f"fused {what} as an extra output "
+                                f"({_users(n_outside)} outside)", extra_output=True)
         if node.op not in EXPENSIVE and is_loop_fusible(node):
             return Decision.yes("")          # cheap: recomputed where it is used, as XLA does
-        return Decision.no(f"not fused: {what} has {n_outside} users outside this kernel; "
+        return Decision.no(f"not fused: {what} has {_users(n_outside)} outside this kernel; "
                            f"fusing would compute it twice")
+
+
+def format_bytes(count: int) -> str:
+    """A byte count people read: "512 bytes", "48.0 KiB", "16.0 MiB" (binary units, as the
+    notebook's Memory view)."""
+    for unit, size in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if abs(count) >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} byte{'' if count == 1 else 's'}"
+
+
+def _users(count: int) -> str:
+    return f"{count} user{'' if count == 1 else 's'}"
 
 
 def _where(node: Node) -> str:

@@ -69,6 +69,25 @@ export function timeTicks(
   return { ticks, end, unit };
 }
 
+/**
+ * Round ticks inside the window [`from`, `to`] (a zoomed axis), their step, and the unit
+ * to print them in (the unit of the window's end, so a tick reads "121.5" ms).
+ */
+export function windowTicks(
+  from: number,
+  to: number,
+  count = 5
+): { ticks: number[]; step: number; unit: Unit } {
+  const step = niceStep(to - from, count);
+  const first = Math.ceil(from / step - 1e-9);
+  const ticks: number[] = [];
+  for (let i = first; i * step <= to + step * 1e-9; i++) {
+    ticks.push(i * step);
+  }
+  const unit = UNITS.find(([, size]) => to >= size) ?? UNITS[UNITS.length - 1];
+  return { ticks, step, unit };
+}
+
 /** A tick value in `unit`, with no more decimals than the step needs. */
 export function tickText(seconds: number, step: number, unit: Unit): string {
   const digits = Math.max(0, -Math.floor(Math.log10(step / unit[1]) + 1e-9));

@@ -158,21 +158,23 @@ export interface IBarGroup {
   bars: IBar[];
 }
 
-const ROW = 20;
+const ROW = 22;
 const GAP = 10;
-const LABEL = 150;
-const WIDTH = 620;
+const LABEL = 190;
+const VALUE = 120;
 
 /**
- * A horizontal bar chart as SVG: groups of labelled bars on one linear scale.
- * The SVG gets class `xlanb-chart` and the given extra class.
+ * A horizontal bar chart as SVG, `width` pixels wide (see `fillWidth`): groups of
+ * labelled bars on one linear scale, the longest bar ending where the value column
+ * begins.  The SVG gets class `xlanb-chart` and the given extra class; every bar is a
+ * `rect.xlanb-bar` with its value in `data-value`.
  */
-export function barChart(groups: IBarGroup[], className: string): SVGSVGElement {
+export function barChart(groups: IBarGroup[], className: string, width: number): SVGSVGElement {
   const max = Math.max(
     0,
     ...groups.flatMap(g => g.bars.map(b => (b.value && isFinite(b.value) ? b.value : 0)))
   );
-  const barSpace = WIDTH - LABEL - 90;
+  const barSpace = Math.max(80, width - LABEL - VALUE);
   let y = 0;
   const body = svg('g');
   for (const group of groups) {
@@ -185,7 +187,7 @@ export function barChart(groups: IBarGroup[], className: string): SVGSVGElement 
     for (const bar of group.bars) {
       const row = svg('g', { class: 'xlanb-chart-row', transform: `translate(0,${y})` });
       row.appendChild(
-        svg('text', { x: LABEL - 6, y: 14, class: 'xlanb-chart-label' }, bar.label)
+        svg('text', { x: LABEL - 8, y: 15, class: 'xlanb-chart-label' }, bar.label)
       );
       const length =
         bar.value && max > 0 && isFinite(bar.value)
@@ -195,15 +197,16 @@ export function barChart(groups: IBarGroup[], className: string): SVGSVGElement 
         const rect = svg('rect', {
           x: LABEL,
           y: 3,
-          width: length.toFixed(1),
+          width: length.toFixed(2),
           height: ROW - 6,
-          class: `xlanb-bar ${bar.kind}`
+          class: `xlanb-bar ${bar.kind}`,
+          'data-value': bar.value
         });
         tooltip(rect, bar.title ?? `${bar.label}: ${bar.text}`);
         row.appendChild(rect);
       }
       row.appendChild(
-        svg('text', { x: LABEL + length + 6, y: 14, class: 'xlanb-chart-value' }, bar.text)
+        svg('text', { x: LABEL + length + 6, y: 15, class: 'xlanb-chart-value' }, bar.text)
       );
       body.appendChild(row);
       y += ROW;
@@ -213,9 +216,9 @@ export function barChart(groups: IBarGroup[], className: string): SVGSVGElement 
   const height = Math.max(ROW, y - GAP);
   const chart = svg('svg', {
     class: `xlanb-chart ${className}`,
-    width: WIDTH,
+    width,
     height,
-    viewBox: `0 0 ${WIDTH} ${height}`,
+    viewBox: `0 0 ${width} ${height}`,
     role: 'img'
   });
   chart.appendChild(body);

@@ -17,6 +17,7 @@ import { empty, html, svg, tooltip } from './dom';
 import { GraphModel, IVisibleNode } from './graphmodel';
 import { kernelSource } from './kernels';
 import { IGraphNode, IReport, plural } from './report';
+import { WheelGate } from './wheel';
 
 export { nodeTitle, shapeText } from './graphmodel';
 
@@ -107,13 +108,11 @@ class GraphView {
     });
     this._frame = html('div', 'xlanb-graph-frame');
     this._frame.appendChild(this._svg);
-    this._wheelHint = html(
-      'div',
-      'xlanb-graph-wheel-hint',
-      'Click into the graph, or hold Ctrl, to zoom with the wheel'
+    this._wheel = new WheelGate(
+      this._frame,
+      'Click into the graph, or hold Ctrl, to zoom with the wheel',
+      'xlanb-graph-wheel-hint'
     );
-    this._wheelHint.hidden = true;
-    this._frame.appendChild(this._wheelHint);
     host.appendChild(this._frame);
     host.appendChild(this._legend(model.kernelNames, model.nodes.some(n => n.kernels.length > 1)));
     this._detail = html('div', 'xlanb-graph-detail');
@@ -423,42 +422,14 @@ class GraphView {
     return m && m.a > 0 ? m.a : 1;
   }
 
-  /** Whether the wheel zooms (after a click into the graph) or scrolls the page. */
-  private _setActive(active: boolean): void {
-    this._active = active;
-    this._frame.classList.toggle('xlanb-graph-active', active);
-    this._frame.dataset.active = String(active);
-    if (active) {
-      this._wheelHint.hidden = true;
-    }
-  }
-
-  /** Say how to zoom, for a moment, when the wheel scrolled past the graph. */
-  private _showWheelHint(): void {
-    this._wheelHint.hidden = false;
-    window.clearTimeout(this._hintTimer);
-    this._hintTimer = window.setTimeout(() => (this._wheelHint.hidden = true), 1500);
-  }
-
   /** Wheel zooms around the pointer once the graph is active (or with Ctrl); dragging pans. */
   private _listen(): void {
-    this._setActive(false);
-    const outside = (event: PointerEvent): void => {
-      if (!this._frame.isConnected) {
-        document.removeEventListener('pointerdown', outside, true);
-      } else if (!this._frame.contains(event.target as Node)) {
-        this._setActive(false);
-      }
-    };
-    document.addEventListener('pointerdown', outside, true);
     this._svg.addEventListener(
       'wheel',
       event => {
-        if (!this._active && !(event.ctrlKey || event.metaKey || event.altKey)) {
-          this._showWheelHint();                  // the page scrolls
-          return;
+        if (!this._wheel.zooms(event)) {
+          return;                                 // the page scrolls
         }
-        event.preventDefault();
         const m = this._svg.getScreenCTM();
         let at: IPoint | undefined;
         if (m) {
@@ -473,7 +444,7 @@ class GraphView {
       if (event.button !== 0) {
         return;
       }
-      this._setActive(true);
+      this._wheel.setActive(true);
       const start = { x: event.clientX, y: event.clientY };
       const from = { ...this._box };
       const perUnit = this._pixelsPerUnit();
@@ -504,7 +475,7 @@ class GraphView {
   private _model: GraphModel;
   private _svg: SVGSVGElement;
   private _frame: HTMLElement;
-  private _wheelHint: HTMLElement;
+  private _wheel: WheelGate;
   private _detail: HTMLElement;
   private _marker: string;
   private _layout: IBox = { x: 0, y: 0, w: 100, h: 60 };
@@ -514,8 +485,6 @@ class GraphView {
   private _moved = false;
   private _expanded = new Set<string>();
   private _selected: string | null = null;
-  private _active = false;
-  private _hintTimer = 0;
   private _dragged = false;
   private _nodes: [IVisibleNode, SVGGElement][] = [];
 }

@@ -1,8 +1,10 @@
 /**
  * The Kernels tab: each kernel's ops, decisions, times and generated source, the
- * function first and the module's imports and shared constants folded under it.
+ * function first and the module's imports and shared constants folded under it, both
+ * highlighted as Python by JupyterLab (highlight.ts).
  */
 import { empty, html } from './dom';
+import { highlightPython } from './highlight';
 import { formatSeconds, IKernel, IReport } from './report';
 
 /** One kernel: a heading line, its fusion decisions and its source in a <pre>. */
@@ -29,17 +31,24 @@ export function kernelSource(kernel: IKernel, measured?: number): HTMLElement {
     node.appendChild(list);
   }
   const { body, preamble } = splitSource(kernel.source);
-  node.appendChild(html('pre', 'xlanb-code xlanb-kernel-body', body));
+  node.appendChild(code(body, 'xlanb-kernel-body'));
   if (preamble) {
     const folded = html('details', 'xlanb-kernel-preamble');
     const constants = preamble.split('\n').filter(line => /^_\w+ = /.test(line)).length;
     folded.appendChild(
       html('summary', undefined, `imports and ${constants} shared constants (folded)`)
     );
-    folded.appendChild(html('pre', 'xlanb-code', preamble));
+    folded.appendChild(code(preamble));
     node.appendChild(folded);
   }
   return node;
+}
+
+/** Python source in a <pre>, highlighted the way JupyterLab highlights code. */
+function code(source: string, className = ''): HTMLElement {
+  const pre = html('pre', `xlanb-code ${className}`.trim());
+  highlightPython(source, pre);
+  return pre;
 }
 
 /**

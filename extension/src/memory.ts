@@ -1,8 +1,9 @@
 /**
  * The Memory tab: bytes of temporaries when every op writes its result to memory
- * (op by op) vs after fusion, beside the argument and output bytes.
+ * (op by op) vs after fusion, beside the argument and output bytes, on one scale that
+ * fills the output's width.
  */
-import { barChart, empty, html, IBar } from './dom';
+import { barChart, empty, fillWidth, html, IBar } from './dom';
 import { formatBytes, IReport } from './report';
 
 /** A bar for a byte count. */
@@ -22,7 +23,9 @@ export function memory(report: IReport): HTMLElement {
   node.appendChild(
     html('h4', 'xlanb-chart-title', `Temporaries: fusion saves ${formatBytes(saved)}`)
   );
-  node.appendChild(
+  const host = html('div', 'xlanb-chart-host');
+  node.appendChild(host);
+  fillWidth(host, width =>
     barChart(
       [
         {
@@ -40,7 +43,8 @@ export function memory(report: IReport): HTMLElement {
           ]
         }
       ],
-      'xlanb-memory-chart'
+      'xlanb-memory-chart',
+      width
     )
   );
   return node;

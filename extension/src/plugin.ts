@@ -1,16 +1,19 @@
 /**
  * The front-end plugin: a command "Run cell with XLA comparison" in the command palette
  * and the cell toolbar (schema/commands.json) that runs the active code cell under
- * `%%xla --compare`.
+ * `%%xla --compare`; it also hands JupyterLab's editor language registry to the report
+ * renderer, which highlights kernel sources with it (highlight.ts).
  *
  * `%%xla` cells need no highlighting support of their own: JupyterLab 4 highlights a
  * cell in the kernel's language, Python, whatever cell magic its first line names.
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
 import { LabIcon } from '@jupyterlab/ui-components';
 
+import { setLanguageRegistry } from './highlight';
 import { withCompare } from './magic';
 
 /** The command's id (also named in schema/commands.json for the cell toolbar). */
@@ -36,12 +39,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Run the active cell under %%xla --compare.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ICommandPalette],
+  optional: [ICommandPalette, IEditorLanguageRegistry],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    languages: IEditorLanguageRegistry | null
   ): void => {
+    if (languages) {
+      setLanguageRegistry(languages);     // the Kernels tab highlights with it
+    }
     app.commands.addCommand(COMMAND, {
       label: 'Run cell with XLA comparison',
       caption: 'Run this cell under %%xla --compare: fused vs op by op vs NumPy',

@@ -133,6 +133,13 @@ def browser(sync_api):
         chromium.close()
 
 
+@pytest.fixture(scope="session")
+def notebook(lab, browser):
+    """The test notebook (labpage.CELLS) open in JupyterLab, all cells run: (page, report)."""
+    from labpage import open_notebook
+    yield from open_notebook(lab, browser)
+
+
 @pytest.fixture
 def screens(tmp_path, request):
     """Where a test saves screenshots: its tmp folder, copied to /tmp/xlanb-screens."""

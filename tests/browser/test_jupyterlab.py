@@ -1,12 +1,13 @@
 """The JupyterLab extension in a real browser: a notebook with a `%%xla --compare` cell.
 
-One notebook is opened and run once per module (JupyterLab, a kernel, Numba compiles);
-the tests then read the rendered report's DOM: its tabs, the graph (one colour per fusion
+One notebook (labpage.py) is opened and run once per session (JupyterLab, a kernel,
+Numba compiles); the tests then read the rendered report's DOM: its tabs, the graph (one colour per fusion
 group, nodes, fused and memory edges, the user's names, hover text shown in the DOM,
 click for kernel source, zoom and pan), the wheel scrolling the notebook until the graph
 is clicked into, the timing chart (one axis, round ticks, bars proportional to their
 values, labels that follow the flags), the `%%xla` cell's Python highlighting, the "Run
-cell with XLA comparison" command and the dark theme.  Screenshots of every tab in both
+cell with XLA comparison" command and the dark theme (the timeline, kernel, memory views
+and text sizes in every tab: test_report_views.py).  Screenshots of every tab in both
 themes go to each test's tmp folder and to /tmp/xlanb-screens.  The expected numbers come
 from the report data the kernel sent (read from the notebook model), checked against what
 this cell must compile to.
@@ -19,92 +20,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
-
-MIME_TYPE = "application/vnd.xlanb.report+json"
-TABS = ["Timeline", "Graph", "Timing", "Memory", "IR", "Kernels"]
-COMMAND = "xlanb:run-cell-compare"
-CELLS = [
-    "%load_ext xlanb\n"
-    "import numpy as np\n"
-    "rng = np.random.default_rng(0)\n"
-    "x, y, z = (rng.standard_normal(1000) for _ in range(3))",
-    # a reduction, then elementwise work that needs its result: two fusion groups
-    "%%xla --compare\n"
-    "w = x + y * z\n"
-    "s = np.sum(w)\n"
-    "t = np.exp(w - s) * 2.0",
-    "q = np.sqrt(x * x + y * y)\n"
-    "r = q.max()",
-    # the same kind of cell without fusion: its report must not say "fused"
-    "%%xla --no-fusion --compare\n"
-    "v = x * 2.0 + 1.0",
-    # long enough that the notebook scrolls
-    "\n".join(f"# line {i}" for i in range(80)),
-]
-NO_FUSION = 3
-
-KERNEL_IDLE = """() => {
-  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  const session = panel && panel.sessionContext && panel.sessionContext.session;
-  return !!(session && session.kernel && session.kernel.status === 'idle');
-}"""
-
-ALL_RUN = """() => {
-  const panel = window.jupyterapp.shell.currentWidget;
-  const session = panel.sessionContext.session;
-  return session && session.kernel && session.kernel.status === 'idle' &&
-    panel.content.widgets.every(c => c.model.type !== 'code' || c.model.executionCount);
-}"""
-
-REPORT_DATA = """(index) => {
-  const cell = window.jupyterapp.shell.currentWidget.content.widgets[index];
-  for (let i = 0; i < cell.model.outputs.length; i++) {
-    const data = cell.model.outputs.get(i).data;
-    if (data['%s']) { return data['%s']; }
-  }
-  return null;
-}""" % (MIME_TYPE, MIME_TYPE)
-
-
-@pytest.fixture(scope="module")
-def notebook(lab, browser):
-    """The test notebook opened in JupyterLab with all its cells run: (page, report)."""
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nbformat.write(nb, lab.root / "xla_compare.ipynb")
-    context = browser.new_context(viewport={"width": 1400, "height": 1500})
-    page = context.new_page()
-    page.set_default_timeout(120_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.errors = errors
-    page.goto(f"{lab.url}/lab/tree/xla_compare.ipynb")
-    page.wait_for_selector(".jp-Notebook .jp-Cell", state="attached")
-    page.wait_for_function(KERNEL_IDLE)
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    page.wait_for_selector(".jp-Cell .xlanb-report .xlanb-node", state="attached")
-    page.wait_for_function(ALL_RUN)
-    report = page.evaluate(REPORT_DATA, 1)
-    assert report is not None, "the %%xla cell has no report output"
-    yield page, report
-    context.close()
-
-
-def cell(page, index: int):
-    return page.locator(".jp-Notebook .jp-Cell").nth(index)
-
-
-def show_tab(page, name: str):
-    """Click a tab of the first report and return its (visible) panel."""
-    report = cell(page, 1).locator(".xlanb-report")
-    report.locator(f".xlanb-tab[data-tab='{name}']").click()
-    panel = report.locator(f".xlanb-panel-{name.lower()}")
-    panel.wait_for(state="visible")
-    return panel
+from labpage import (COMMAND, KERNEL_IDLE, NO_FUSION, REPORT_DATA, TABS, TIP,
+                     assert_kernel_source, cell, hover_text, luminance, notebook_scroller,
+                     screenshot_tabs, show_tab)
 
 
 def test_report_renders_with_its_tabs(notebook, screens):
@@ -225,34 +144,6 @@ def test_graph_has_one_colour_per_fusion_group(notebook):
     assert graph.locator("g.xlanb-node-output").count() == len(set(report["graph"]["outputs"]))
 
 
-TIP = "data-xlanb-tip"
-
-
-def assert_kernel_source(section, source: str) -> None:
-    """The kernel's function is shown first; imports and constants are folded below it;
-    together they are the whole source."""
-    body = section.locator("pre.xlanb-kernel-body").text_content()
-    assert body.startswith("# xlanb kernel") and "\ndef " in body
-    assert "= np.float32(1)" not in body                # the constants are folded away
-    folded = section.locator(".xlanb-kernel-preamble pre")
-    rest = folded.text_content() if folded.count() else ""
-    assert not section.locator(".xlanb-kernel-preamble").evaluate_all(
-        "ds => ds.some(d => d.open)")
-    def lines(text: str) -> list[str]:
-        return sorted(line for line in text.split("\n") if line.strip())
-
-    assert lines(body + "\n" + rest) == lines(source)
-
-
-def hover_text(page, locator) -> str:
-    """Hover `locator` and return the text of the tooltip shown in the page's DOM."""
-    page.mouse.move(0, 0)
-    locator.hover()
-    tip = page.locator(".xlanb-tooltip")
-    tip.wait_for(state="visible")
-    return tip.inner_text()
-
-
 def test_graph_names_and_dom_tooltips(notebook, screens):
     page, report = notebook
     out = cell(page, 1)
@@ -287,19 +178,6 @@ def test_graph_names_and_dom_tooltips(notebook, screens):
     decisions = " ".join(d for k in report["kernels"] for d in k.get("decisions", []))
     assert " bytes" not in decisions and "1 users" not in decisions, decisions
     assert page.errors == []
-
-
-def notebook_scroller(page):
-    """The element that scrolls the notebook (JupyterLab's windowed list)."""
-    return cell(page, 1).element_handle().evaluate_handle("""e => {
-      for (let n = e.parentElement; n; n = n.parentElement) {
-        const style = getComputedStyle(n);
-        if (/(auto|scroll)/.test(style.overflowY) && n.scrollHeight > n.clientHeight) {
-          return n;
-        }
-      }
-      return null;
-    }""")
 
 
 def test_wheel_scrolls_the_notebook_until_the_graph_is_clicked(notebook, screens):
@@ -455,27 +333,7 @@ def test_timing_memory_timeline_ir_and_kernel_tabs(notebook, screens):
 
     timeline = show_tab(page, "Timeline")
     phases = report["phases"]
-    assert timeline.locator(
-        ".xlanb-timeline-row:not(.xlanb-timeline-gap) rect.xlanb-bar").count() == len(phases) > 0
-    chart = timeline.locator(".xlanb-timeline-chart")
-    assert chart.bounding_box()["width"] > 900                    # fills the output's width
-    ticks = [float(t) for t in chart.locator(".xlanb-axis-label").all_text_contents()]
-    steps = {round(b - a, 9) for a, b in zip(ticks, ticks[1:])}
-    assert ticks[0] == 0 and len(steps) == 1, ticks
-    # every gap between phases over 1% of the whole is a labelled row
-    span = max(report["total_seconds"], *(p["start"] + p["seconds"] for p in phases))
-    end, gaps = 0.0, 0
-    for p in sorted(phases, key=lambda p: p["start"]):
-        gaps += p["start"] - end > max(0.01 * span, 1e-4)
-        end = max(end, p["start"] + p["seconds"])
-    gap_rows = timeline.locator(".xlanb-timeline-gap")
-    assert gap_rows.count() == gaps
-    for i in range(gaps):
-        assert gap_rows.nth(i).locator(".xlanb-chart-label").text_content() == "untracked"
-        assert "between" in gap_rows.nth(i).locator("rect").get_attribute(TIP)
-    # each phase's duration is written beside its bar
-    values = timeline.locator(".xlanb-chart-value").all_text_contents()
-    assert len(values) == len(phases) + gaps and all(v[-1] == "s" for v in values), values
+    assert timeline.locator("rect.xlanb-phase-bar").count() == len(phases) > 0
     cell(page, 1).screenshot(path=screens / "light-timeline.png")
 
     ir = show_tab(page, "IR")
@@ -489,15 +347,6 @@ def test_timing_memory_timeline_ir_and_kernel_tabs(notebook, screens):
     cell(page, 1).screenshot(path=screens / "light-kernels.png")
     screenshot_tabs(page, screens, "light")
     assert page.errors == []
-
-
-def screenshot_tabs(page, screens, theme: str) -> None:
-    """A screenshot of every tab of the first report, as a user sees it."""
-    for name in TABS:
-        show_tab(page, name)
-        page.mouse.move(0, 0)
-        cell(page, 1).screenshot(path=screens / f"{theme}-{name.lower()}.png")
-    show_tab(page, "Graph")
 
 
 def test_xla_cell_is_highlighted_as_python(notebook):
@@ -542,11 +391,6 @@ def test_run_cell_with_xla_comparison_command(notebook, screens):
     assert page.errors == []
 
 
-def _luminance(css_colour: str) -> float:
-    r, g, b = [float(v) for v in css_colour[css_colour.index("(") + 1:-1].split(",")[:3]]
-    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
-
-
 def test_dark_theme(notebook, screens):
     page, _ = notebook
     out = cell(page, 1)
@@ -557,7 +401,7 @@ def test_dark_theme(notebook, screens):
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
     page.wait_for_timeout(500)            # the theme's stylesheet is applied after the flag
     dark = out.locator(".xlanb-headline").evaluate("e => getComputedStyle(e).color")
-    assert _luminance(light) < 0.5 < _luminance(dark), (light, dark)
+    assert luminance(light) < 0.5 < luminance(dark), (light, dark)
     assert out.locator(".xlanb-report").is_visible()
     graph_level(out, "kernels")
     out.screenshot(path=screens / "dark-graph-kernels.png")
@@ -565,7 +409,7 @@ def test_dark_theme(notebook, screens):
     assert out.locator(".xlanb-graph-svg g.xlanb-node").count() == 12
     background = out.locator(".xlanb-graph-frame").evaluate(
         "e => getComputedStyle(e).backgroundColor")
-    assert _luminance(background) < 0.5, background
+    assert luminance(background) < 0.5, background
     out.screenshot(path=screens / "dark-graph-cell.png")
     screenshot_tabs(page, screens, "dark")
     page.evaluate(

@@ -1,11 +1,13 @@
 """The tutorials (tutorials/*.ipynb) run top to bottom in a real kernel, and are committed clean.
 
 Each notebook is executed by nbclient in an ipykernel started from this environment, with
-tutorials/ as its working directory.  A tutorial passes when no cell raises, and every
+tutorials/ as its working directory.  A tutorial passes when no cell raises, every
 `%%xla` cell (all but `--quiet` ones) displays the report bundle: the report JSON (valid
-against the schema) with its HTML and plain-text fallbacks.  Nothing is written back.
+against the schema) with its HTML and plain-text fallbacks, and what it prints reads as
+prose (byte counts in KiB/MiB, "1 user").  Nothing is written back.
 """
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,8 @@ TUTORIALS = ROOT / "tutorials"
 NOTEBOOKS = ["01_fusion_basics", "02_training_digits", "03_bert_like",
              "04_mirrored_training", "05_inspecting_programs"]
 CELL_TIMEOUT_S = 300
+# printed text people should not have to decode: "saves 16777216 bytes", "1 users"
+RAW_TEXT = re.compile(r"\b\d{4,} bytes\b|\b1 users\b")
 
 
 def read(name: str):
@@ -29,6 +33,15 @@ def read(name: str):
 
 def is_xla_cell(cell) -> bool:
     return cell.cell_type == "code" and cell.source.lstrip().startswith("%%xla")
+
+
+def printed(nb):
+    """(cell index, text) of what each code cell printed or showed as plain text."""
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            text = out.get("text") or out.get("data", {}).get("text/plain", "")
+            if text:
+                yield i, text if isinstance(text, str) else "".join(text)
 
 
 def execute(name: str, monkeypatch):
@@ -67,6 +80,8 @@ def test_tutorial_runs_top_to_bottom(name, monkeypatch):
     stderr = "".join(out.get("text", "") for cell in nb.cells if is_xla_cell(cell)
                      for out in cell.outputs if out.get("name") == "stderr")
     assert "%%xla" not in stderr and "Error" not in stderr, stderr
+    raw = [(i, m[0]) for i, text in printed(nb) for m in RAW_TEXT.finditer(text)]
+    assert not raw, f"{name}: raw counts printed: {raw}"
     for i, cell in enumerate(nb.cells):
         if not is_xla_cell(cell) or "--quiet" in cell.source.splitlines()[0]:
             continue

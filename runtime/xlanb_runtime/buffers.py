@@ -7,7 +7,8 @@ Storage classes:
   pooled  an intermediate: lives in a per-thread arena block reused across calls, and
           blocks are shared by intermediates whose lifetimes do not overlap
   view    a reshape of another value (no copy)
-  loop    a loop's results: arrays its body's program returned (fresh on every trip)
+  loop    a loop's results: arrays its body's program returned (fresh on every trip); also
+          a library call's results where it has several (the arrays NumPy returned)
 
 The pass walks kernels in execution order, frees a block after its value's last reader and
 hands it to the next intermediate that fits (smallest fitting block first).  Peak pooled
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .ir import Graph, Node, Op
+from .ir.interpret import is_token
 from .ir.ops import CONTROL_FLOW
 from .passes.fusion import FusionPlan
 
@@ -61,7 +63,9 @@ def assign_buffers(plan: FusionPlan, scratch_needs: dict[str, tuple]) -> BufferA
     for kernel in plan.kernels:
         if kernel.kind == "library" and kernel.root.op is Op.RESHAPE:
             storage[id(kernel.root)] = Storage("view", base=kernel.root.inputs[0])
-        elif kernel.kind == "library" and kernel.root.op in CONTROL_FLOW:
+        elif kernel.kind == "library" and (kernel.root.op in CONTROL_FLOW or
+                                           kernel.root.op is Op.LIBRARY_RESULT or
+                                           is_token(kernel.root)):
             storage[id(kernel.root)] = Storage("loop")
     outputs = {id(_root(o, storage)) for o in graph.outputs}
 

@@ -250,12 +250,21 @@ def _compile_kernels(plan, generated, report, max_seconds: float = 0.0):
             report.add(f"numba {kernel.name}", "compile", phase_start, compile_seconds)
         kernels.append(CompiledKernel(
             kernel.name, kernel.kind, [n.op.value for n in kernel.nodes],
-            gen.source if gen else f"# library call: {kernel.root.op.value}",
+            gen.source if gen else f"# library call: {_library_what(kernel.root)}",
             kernel.predicted_seconds(), compile_seconds, list(kernel.decisions),
             sum(cost_model.node_flops(n) for n in kernel.nodes),
             kernel.read_bytes() + kernel.write_bytes(),
             sorted({n.loc for n in kernel.nodes if n.loc})))
     return dispatchers, kernels
+
+
+def _library_what(node) -> str:
+    """What a library kernel runs: its op, and for a library call NumPy's function."""
+    if node.op is Op.LIBRARY_CALL:
+        return f"{node.op.value} {node.arg[0]}"
+    if node.op is Op.LIBRARY_RESULT:
+        return f"{node.op.value} {node.arg} of {node.inputs[0].arg[0]}"
+    return node.op.value
 
 
 def _describe(report: CompileReport, executable: Executable, plan) -> None:

@@ -6,8 +6,8 @@
 The same pass pipeline and fusion plan as the CPU target.  Arguments are copied host ->
 device once, the kernels run in order on the device (intermediates stay there, in blocks
 shared by values whose lifetimes do not overlap, as on the CPU), and outputs are copied
-device -> host once at the end.  Library kernels (concatenate, pad, arg-reduce, all-reduce)
-run on the host between device kernels: their operands come to the host and their results
+device -> host once at the end.  Library kernels (concatenate, pad, arg-reduce, all-reduce,
+and library calls: sorts, LAPACK, FFTs) run on the host between device kernels: their operands come to the host and their results
 go back only where a device kernel reads them, and those copies are counted apart.  The
 driver is generated straight-line Python, kept in dumps:
 
@@ -30,9 +30,10 @@ import numpy as np
 from .buffers import BufferAssignment, assign_buffers
 from .codegen import cuda as cuda_codegen
 from .dump import ModuleDumper
-from .executable import CompiledKernel, Executable, all_reduce_call, library_call
+from .executable import (CompiledKernel, Executable, all_reduce_call, library_call,
+                         library_results_call)
 from .ir import Graph, Node, Op, type_str
-from .ir.interpret import evaluate_node
+from .ir.interpret import evaluate_node, is_token
 from .passes import cost_model
 from .passes.fusion import FusionPlan, Kernel
 from .report import CompileReport
@@ -268,6 +269,13 @@ class CudaDriverBuilder:
             return
         self.host_kernels.append(kernel.name)
         inputs = ", ".join(self.on_host(i) for i in kernel.inputs)
+        if kernel.kind == "library" and is_token(node):    # a library call's results
+            out = self.fresh_name("t")
+            fn = self.bind(library_results_call(node), "lib")
+            operands = ", ".join(self.on_host(i) for i in node.inputs)
+            self.lines.append(f"{out} = {fn}({operands})   # {kernel.name}")
+            self.host[id(node)] = out
+            return
         if kernel.kind == "library":
             out = self.fresh_name("h")
             self.lines.append(f"{out} = _empty({node.shape!r}, np.{node.dtype.name})")

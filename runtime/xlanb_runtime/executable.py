@@ -32,7 +32,7 @@ from .codegen.cpu import GeneratedKernel
 from . import flags
 from .collectives import current_communicator
 from .ir import Graph, Node, Op, type_str
-from .ir.interpret import evaluate_node, interpret
+from .ir.interpret import evaluate_node, interpret, is_token
 from .passes.fusion import FusionPlan, Kernel
 
 
@@ -128,6 +128,19 @@ def loop_runner(body: "Executable", trips: int, carried: int) -> Callable:
             state = outputs[:carried]
         return outputs
     return loop
+
+
+def library_results_call(node: Node) -> Callable:
+    """A library call with several results: NumPy's function on the inputs, returning its
+    arrays (a tuple that the call's `library-result` nodes index)."""
+    from .ir.library import run as run_library
+    name, params = node.arg
+    params = dict(params)
+
+    def run(*inputs):
+        return run_library(name, params, inputs)
+    run.__name__ = f"library_{name.rsplit('.', 1)[-1]}"
+    return run
 
 
 def library_call(node: Node) -> Callable:
@@ -229,7 +242,13 @@ class DriverBuilder:
                 self.lines.append(f"{self.new_buffer_name(node)} = {runner}({operands})"
                                   f"   # {kernel.name}")
                 return
-            if node.op is Op.LOOP_RESULT:
+            if node.op is Op.LIBRARY_CALL and is_token(node):     # several results
+                fn = self.bind(library_results_call(node), "lib")
+                operands = ", ".join(self.var(i) for i in node.inputs)
+                self.lines.append(f"{self.new_buffer_name(node)} = {fn}({operands})"
+                                  f"   # {kernel.name}")
+                return
+            if node.op in (Op.LOOP_RESULT, Op.LIBRARY_RESULT):
                 self.lines.append(f"{self.new_buffer_name(node)} = "
                                   f"{self.var(node.inputs[0])}[{node.arg}]")
                 return

@@ -420,9 +420,6 @@ NOT_LOWERED = {
     "min": lambda x: np.min(x, axis=0),
     "argmax": lambda x: np.argmax(x),
     "maximum.reduce": lambda x: np.maximum.reduce(x),
-    "expm1": lambda x: np.expm1(x),
-    "log1p": lambda x: np.log1p(x),
-    "sign": lambda x: np.sign(x),
     "round": lambda x: np.round(x, 1),
     "clip": lambda x: np.clip(x, 0, 1 + 1j),
 }

@@ -621,7 +621,7 @@ def test_hooks_let_a_context_run_values_eagerly():
 
     def f(x):
         u = np.unique(np.round(x))
-        total = np.cumsum(x)[-1]
+        total = np.gradient(x)[-1]
         if x.sum() > 0:
             return u * 2, total
         return u, total
@@ -631,7 +631,7 @@ def test_hooks_let_a_context_run_values_eagerly():
     traced = trace(f, (x,), context=context)
     got = interpret(traced.graph, context.input_values)
     assert_same(f(x), tuple(got))
-    assert context.breaks == ["np.unique", "np.cumsum", "bool()"]
+    assert context.breaks == ["np.unique", "np.gradient", "bool()"]
 
 
 

@@ -20,7 +20,9 @@ F64 = np.float64
 # made by the compiler after autodiff ran on the traced (unrolled) program, so a gradient
 # never meets one (NotDifferentiableError if asked)
 NOT_DIFFERENTIABLE = {op for op in Op if op.name in (
-    "RNG_BITS", "LOOP", "LOOP_RESULT", "DYNAMIC_SLICE", "DYNAMIC_PAD")}
+    "RNG_BITS", "LOOP", "LOOP_RESULT", "DYNAMIC_SLICE", "DYNAMIC_PAD",
+    # functions with several results (eigh, svd, qr) have no rules yet
+    "LIBRARY_RESULT")}
 
 
 def u(op):
@@ -82,6 +84,8 @@ CASES = {
     Op.SCATTER_ADD: (lambda x, v: B.scatter_add(x, B.constant(np.array([1, 1, 0])), v, 1),
                      [(S, ANY), ((3, 3), ANY)]),
     Op.ALL_REDUCE: (lambda x: B.all_reduce(x, "sum"), [(S, ANY)]),
+    # library calls with rules (autodiff/library_rules.py), one chain through them all
+    Op.LIBRARY_CALL: (lambda a, b: library_chain(a, b), [((3, 3), ANY), ((3,), ANY)]),
     # complex steps between real inputs and a real loss
     Op.REAL: (lambda x, y: B.unary(Op.REAL, B.binary(Op.MUL, cplx(x, y), cplx(y, y))),
               [(S, ANY), (S, ANY)]),
@@ -92,6 +96,19 @@ CASES = {
     Op.COMPLEX: (lambda x, y: B.unary(Op.ABS, B.binary(Op.ADD, B.unary(Op.EXP, cplx(x, y)),
                                                        cplx(y, x))), [(S, ANY), (S, ANY)]),
 }
+
+
+def library_chain(a, b):
+    """solve, inv, det, cumsum, sort and fft in one function of a 3x3 matrix and a vector
+    (the matrix is shifted by 5 I: well conditioned over the inputs' range)."""
+    call = B.library_call
+    m = B.binary(Op.ADD, a, B.constant(5.0 * np.eye(3)))
+    x = call("np.linalg.solve", [m, call("np.cumsum", [b], {"axis": 0})])
+    y = B.dot(call("np.linalg.inv", [m]), call("np.sort", [x], {"axis": -1}), (), (), (1,),
+              (0,))
+    z = B.binary(Op.MUL, y, B.broadcast(call("np.linalg.det", [m]), (3,)))
+    spectrum = call("np.fft.fft", [B.binary(Op.COMPLEX, z, b)], {"axis": -1})
+    return B.unary(Op.REAL, B.binary(Op.MUL, spectrum, spectrum))
 
 
 def scalar_loss_graph(op):

@@ -367,3 +367,21 @@ def _all_reduce(g, node, x):                  # sum/mean across replicas is line
         raise NotImplementedError(f"all-reduce {node.arg!r} is not differentiable; only "
                                   "'sum' and 'mean' are")
     return (B.all_reduce(g, node.arg),)
+
+
+# -- library calls (library_rules.py) -----------------------------------------------------------
+
+@vjp(Op.LIBRARY_CALL)
+def _library_call(g, node, *operands):        # the called function's own rule
+    from ..ir.interpret import is_token
+    from .library_rules import LIBRARY_VJP, not_differentiable
+    rule = LIBRARY_VJP.get(node.arg[0])
+    if rule is None or is_token(node):
+        raise not_differentiable(node)
+    return rule(g, node, *operands)
+
+
+@vjp(Op.LIBRARY_RESULT)
+def _library_result(g, node, call):           # functions with several results: none yet
+    from .library_rules import not_differentiable
+    raise not_differentiable(call)

@@ -345,6 +345,51 @@ def rng_bits(key: Node, shape: Sequence[int]) -> Node:
     return _node(Op.RNG_BITS, (key,), shape, np.uint64)
 
 
+# -- library calls -------------------------------------------------------------------------
+
+def _plain(value):
+    """Params as printable, hashable data: lists become tuples, NumPy scalars Python's."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.dtype):
+        return value.name
+    return value
+
+
+def library_call(name: str, inputs: Sequence[Node], params=()) -> Node:
+    """`name` (a key of `ir.library.FUNCTIONS`) run on `inputs` with static `params`
+    (a dict or (key, value) pairs).  One result: the node has its type; several: a u8[]
+    token, read with `library_result`."""
+    from . import library
+    params = tuple(sorted((str(k), _plain(v)) for k, v in dict(params).items()))
+    _check(name in library.FUNCTIONS, Op.LIBRARY_CALL, lambda: f"unknown function {name!r}")
+    # the rule asks NumPy itself for dtypes: NumPy's own error for arguments it refuses
+    results = library.result_types(name, inputs, dict(params))
+    shape, dtype = results[0] if len(results) == 1 else ((), np.uint8)
+    return _node(Op.LIBRARY_CALL, inputs, shape, dtype, (name, params))
+
+
+def library_results(call: Node) -> list[tuple[tuple[int, ...], np.dtype]] | None:
+    """The result types of a library call with several results (None: it has one)."""
+    from . import library
+    name, params = call.arg
+    results = library.result_types(name, call.inputs, dict(params))
+    return results if len(results) > 1 else None
+
+
+def library_result(call: Node, index: int) -> Node:
+    _check(call.op is Op.LIBRARY_CALL, Op.LIBRARY_RESULT, "reads a library call only")
+    results = library_results(call)
+    _check(results is not None and 0 <= index < len(results), Op.LIBRARY_RESULT,
+           lambda: f"{call.arg[0]} has no result {index} to pick")
+    shape, dtype = results[index]
+    return Node(Op.LIBRARY_RESULT, (call,), shape, dtype, int(index), call.loc)
+
+
 # -- control flow --------------------------------------------------------------------------
 
 def loop(inputs: Sequence[Node], body: LoopBody, loc: str | None = None) -> Node:

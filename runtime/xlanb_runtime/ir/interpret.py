@@ -221,6 +221,8 @@ EVAL: dict[Op, Callable] = {
     Op.RNG_BITS: lambda n, key: rng_bits(key, n.shape),
     Op.LOOP: lambda n, *inputs: _loop(n, *inputs),
     Op.LOOP_RESULT: lambda n, results: results[n.arg],
+    Op.LIBRARY_CALL: lambda n, *inputs: _library_call(n, inputs)[0],
+    Op.LIBRARY_RESULT: lambda n, results: results[n.arg],
 }
 
 
@@ -254,9 +256,25 @@ def _loop(node: Node, *inputs) -> tuple:
     return tuple(outputs)
 
 
+def _library_call(node: Node, inputs) -> tuple:
+    """NumPy's function (ir/library.py) on the inputs: a tuple, one array per result."""
+    from .library import run
+    name, params = node.arg
+    return run(name, dict(params), [np.asarray(i) for i in inputs])
+
+
+def is_token(node: Node) -> bool:
+    """A library call with several results (its value is a tuple, not an array)."""
+    from .builder import library_results
+    return node.op is Op.LIBRARY_CALL and library_results(node) is not None
+
+
 def _evaluate(node: Node, values: Sequence[np.ndarray]) -> np.ndarray:
     if node.op is Op.LOOP:
         return _loop(node, *values)                  # a tuple: loop-result picks from it
+    if node.op is Op.LIBRARY_CALL and node.dtype == np.uint8 and node.shape == () and \
+            is_token(node):
+        return _library_call(node, values)           # library-result picks from it
     result = np.asarray(EVAL[node.op](node, *values))
     if result.dtype != node.dtype:
         result = _convert(result, node.dtype)

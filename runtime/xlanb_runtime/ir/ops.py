@@ -89,6 +89,10 @@ class Op(enum.Enum):
     ALL_REDUCE = "all-reduce"    # arg: reduce kind; identity on one replica
     # -- random -----------------------------------------------------------------------------
     RNG_BITS = "rng-bits"        # rng-bits(key: u64[]) : u64[shape], splitmix64(key, flat i)
+    # -- library calls (ir/library.py) ----------------------------------------------------
+    LIBRARY_CALL = "library-call"      # arg: (name, params): NumPy/LAPACK between kernels;
+                                       # several results: u8[] (a token)
+    LIBRARY_RESULT = "library-result"  # library-result(call) arg: k, the call's result k
     # -- control flow -----------------------------------------------------------------------
     LOOP = "loop"                # loop(*carried, *invariant) arg: LoopBody : u8[] (a token)
     LOOP_RESULT = "loop-result"  # loop-result(loop) arg: k, the body's output k at the end
@@ -107,6 +111,7 @@ ELEMENTWISE = UNARY | BINARY | COMPARE | {Op.SELECT}
 COMMUTATIVE = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR, Op.EQ, Op.NE})
 LEAVES = frozenset({Op.PARAMETER, Op.CONSTANT, Op.IOTA})
 CONTROL_FLOW = frozenset({Op.LOOP, Op.LOOP_RESULT})
+LIBRARY = frozenset({Op.LIBRARY_CALL, Op.LIBRARY_RESULT})   # never fused, never folded
 # Ops a loop kernel can compute per output element by index arithmetic alone.
 INDEX_MAPPING = frozenset({Op.BROADCAST, Op.TRANSPOSE, Op.SLICE, Op.REVERSE})
 # Elementwise ops whose cost justifies refusing to recompute them in several kernels.

@@ -49,6 +49,8 @@ def _rederive(node: Node) -> Node:
         Op.RNG_BITS: lambda: B.rng_bits(ins[0], node.shape),
         Op.LOOP: lambda: B.loop(ins, arg),
         Op.LOOP_RESULT: lambda: B.loop_result(ins[0], arg),
+        Op.LIBRARY_CALL: lambda: B.library_call(arg[0], ins, arg[1]),
+        Op.LIBRARY_RESULT: lambda: B.library_result(ins[0], arg),
     }
     return rules[op]()
 
@@ -67,6 +69,8 @@ def verify(graph: Graph) -> None:
             expected = _rederive(node)
         except B.IRShapeError as exc:
             raise VerifyError(f"%{index} ({node.op.value}): {exc.detail}") from None
+        except (TypeError, ValueError, KeyError, ArithmeticError) as exc:   # a library
+            raise VerifyError(f"%{index} ({node.op.value}): {exc}") from None  # call's rule
         if node.op is Op.LOOP:
             verify(node.arg.body)
         if expected.shape != node.shape or expected.dtype != node.dtype:

@@ -37,6 +37,9 @@ def node_flops(node: Node) -> float:
         return float(node.inputs[0].size)
     if node.op in ELEMENTWISE:
         return node.size * (10.0 if node.op in EXPENSIVE else 1.0)
+    if node.op is Op.LIBRARY_CALL:
+        from ..ir import library
+        return library.flops(node.arg[0], node.inputs, dict(node.arg[1]))
     return 0.0
 
 
@@ -46,7 +49,7 @@ def node_seconds(node: Node, machine: Machine = MACHINE) -> float:
         return node_flops(node) / machine.flops_per_second
     if node.op in EXPENSIVE:
         return node.size / machine.expensive_per_second
-    if node.op in ELEMENTWISE or node.op is Op.REDUCE:
+    if node.op in ELEMENTWISE or node.op is Op.REDUCE or node.op is Op.LIBRARY_CALL:
         return node_flops(node) / machine.elementwise_per_second
     return 0.0
 

@@ -25,7 +25,8 @@ whatever its size.  Elementwise ops and data movement over splats fold to a spla
 other op whose inputs are all constants folds through the reference interpreter, but only
 when the result has at most FOLD_LIMIT elements (a folded constant is printed in dumps and
 embedded in kernels).  Collectives never fold: on N replicas all-reduce is not the identity;
-nor do loops (a loop over constants is still a loop: folding it would run it at compile time).
+nor do loops (a loop over constants is still a loop: folding it would run it at compile time)
+or library calls (a sort or a solve of constants would run at compile time).
 
 The rewrite engine (patterns, rule tables, `rewrite`) lives here too; `layout` uses it.
 """
@@ -41,7 +42,7 @@ import numpy as np
 from ..ir import Graph, Node, with_inputs, rebuild
 from ..ir import builder as B
 from ..ir.interpret import evaluate_node
-from ..ir.ops import COMMUTATIVE, CONTROL_FLOW, ELEMENTWISE, LEAVES, Op
+from ..ir.ops import COMMUTATIVE, CONTROL_FLOW, ELEMENTWISE, LEAVES, LIBRARY, Op
 from .pipeline import register_pass
 
 FOLD_LIMIT = 1024          # elements: the largest array constant folding may create
@@ -210,7 +211,7 @@ def is_numeric(node: Node) -> bool:
 
 _MOVEMENT = frozenset({Op.BROADCAST, Op.RESHAPE, Op.TRANSPOSE, Op.SLICE, Op.REVERSE})
 _SPLAT_PRESERVING = ELEMENTWISE | _MOVEMENT
-_NEVER_FOLD = LEAVES | CONTROL_FLOW | {Op.ALL_REDUCE}
+_NEVER_FOLD = LEAVES | CONTROL_FLOW | LIBRARY | {Op.ALL_REDUCE}
 
 
 def fold_constants(node: Node) -> Node | None:

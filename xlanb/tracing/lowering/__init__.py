@@ -71,6 +71,7 @@ def public_name(func: Any) -> str:
 
 DATA_DEPENDENT = {np.unique, np.nonzero, np.argwhere, np.flatnonzero, np.extract,
                   np.compress, operator.getitem}
+DATA_DEPENDENT_DETAIL: dict[Callable, str] = {}     # a reason of its own (np.linalg.eig)
 _DATA_DEPENDENT_HINT = ("Keep shapes static with a mask, e.g. `np.where(mask, x, 0)`, "
                         "or `xlanb.jit(f, must_compile=False)` to run it with NumPy")
 
@@ -85,8 +86,9 @@ def unsupported_error(func: Callable, args: tuple, what: str) -> CompileError:
     loc = loc or user_location()
     if is_data_dependent(func, args):
         return DataDependentShapeError(
-            "the output shape depends on the input values, so the shape is not inferable at "
-            "compile time", op_name=what, location=loc, hint=_DATA_DEPENDENT_HINT)
+            DATA_DEPENDENT_DETAIL.get(func, "the output shape depends on the input values, "
+                                      "so the shape is not inferable at compile time"),
+            op_name=what, location=loc, hint=_DATA_DEPENDENT_HINT)
     if is_random_draw(func):
         return UnsupportedNumPyFunctionError(
             "NumPy's random state draws new numbers on every call, but a compiled program "
@@ -175,3 +177,4 @@ def ndarray_fallback(x: Tracer, name: str):
 
 from . import (ufuncs, reductions, shape_ops, linalg, indexing, creation,  # noqa: E402,F401,I001
                inplace, complex_numbers)
+from . import library  # noqa: E402,F401,I001  (sorts, LAPACK, FFTs, scans: library calls)

@@ -1,19 +1,33 @@
 """NumPy functions that run as library calls inside the compiled program.
 
-A solver, a factorization, a sort or an FFT has no fusible IR: it lowers to one
-`library-call` node (`xlanb_runtime.ir.library` holds what each name runs), which the
-program calls between its fused kernels, with its inputs and outputs in the program's
-buffers.  Unlike a fallback under `must_compile=False` it does not split the program.
+A solver, a factorization, a sort, an FFT or a scan has no fusible IR here: it lowers to
+one `library-call` node (`xlanb_runtime.ir.library` says what each name runs and its
+shape/dtype rule), which the program calls between its fused kernels, with its inputs and
+outputs in the program's buffers.  Unlike a fallback under `must_compile=False` it does
+not split the program, and it runs NumPy's own function, so results are NumPy's exactly.
 
 `@implements_library(np.sort, ...)` registers a rule as `@implements` does and records the
 function in `LIBRARY_FUNCTIONS`, which the support table (`python -m xlanb support`) reads
-to report it as "library call".
+to report it as "library call".  `call(name, inputs, **params)` builds the node(s) and
+returns Tracers.  `data_dependent(func, detail)` marks a function whose result's shape or
+dtype depends on the values (np.bincount, np.linalg.eig): `jit` raises
+DataDependentShapeError, `must_compile=False` runs it with NumPy.
+
+The rules live in sorting.py (sorts, selection, statistics, histograms), scans.py,
+decompositions.py (np.linalg) and fft.py.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable, Sequence
 
-from . import implements
+import numpy as np
+
+from xlanb_runtime.ir import Node
+from xlanb_runtime.ir import builder as B
+
+from ..tracer import Tracer
+from . import DATA_DEPENDENT, DATA_DEPENDENT_DETAIL, implements
+from .promote import constant_node, normalize_axis, to_node, wrap
 
 LIBRARY_FUNCTIONS: set[Callable] = set()
 
@@ -25,3 +39,114 @@ def implements_library(*funcs: Callable | None):
         LIBRARY_FUNCTIONS.update(f for f in funcs if f is not None)
         return rule
     return register
+
+
+def node_of(x: Any):
+    """A Tracer's node, or a constant of `np.asarray(x)`: what NumPy's function would
+    make of the argument itself (a Python float is float64 here, as NumPy converts it)."""
+    if isinstance(x, (Tracer, Node)):
+        return to_node(x)
+    return constant_node(np.asarray(x))
+
+
+def call(name: str, inputs: Sequence[Any], **params) -> Any:
+    """`name` on `inputs` (Tracers, arrays or scalars): a Tracer for a function with one
+    result, a tuple of Tracers for several."""
+    try:
+        node = B.library_call(name, [node_of(x) for x in inputs], params)
+    except (TypeError, ValueError, IndexError, ArithmeticError) as exc:
+        raise exc.with_traceback(None) from None     # NumPy's own error for the arguments
+    results = B.library_results(node)
+    if results is None:
+        return wrap(node)
+    return tuple(wrap(B.library_result(node, k)) for k in range(len(results)))
+
+
+def numpy_check(fn: Callable, *args, **kwargs) -> None:
+    """Run NumPy's `fn` on stand-in arguments for its own error (a bad `kind`, a dtype
+    LAPACK has no routine for), raised here: xlanb's deliberate error, not a failure."""
+    try:
+        with np.errstate(all="ignore"):
+            fn(*args, **kwargs)
+    except (TypeError, ValueError, IndexError, ArithmeticError) as exc:
+        raise exc.with_traceback(None) from None
+
+
+def axis_param(axis, ndim: int):
+    """A static axis (int, tuple of ints or None), normalized as NumPy does."""
+    if axis is None:
+        return None
+    if isinstance(axis, (tuple, list)):
+        from .promote import normalize_axes
+        return normalize_axes(tuple(axis), ndim)
+    return normalize_axis(axis, ndim)
+
+
+def static_param(value, what: str):
+    """A parameter that must be known when tracing (kth, bins, n): never a traced value."""
+    if isinstance(value, Tracer) or (isinstance(value, (tuple, list)) and
+                                     any(isinstance(v, Tracer) for v in value)):
+        from . import unsupported_option
+        raise unsupported_option(what, what, f"pass `{what}` as a Python value, or run "
+                                 "with `xlanb.jit(f, must_compile=False)`")
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    return value
+
+
+def with_out(out, result, what: str):
+    """`out=`: the result written into a traced array, which is returned (as NumPy)."""
+    if out is None:
+        return result
+    from . import inplace
+    return inplace.assign(inplace.destination(out, what), result, "unsafe")
+
+
+def data_dependent(func: Callable, detail: str | None = None) -> None:
+    """`func`'s result has a shape (or dtype) that depends on the values, always."""
+    DATA_DEPENDENT.add(func)
+    if detail:
+        DATA_DEPENDENT_DETAIL[func] = detail
+
+
+_SOMETIMES: dict[Callable, Callable] = {}
+
+
+def refuse_data_dependent(func: Callable, args: tuple, kwargs: dict, what: str,
+                          detail: str | None = None):
+    """A call of `func` whose result's shape depends on the values with these arguments
+    (`np.histogram(x, bins='auto')`): `jit` raises DataDependentShapeError naming `what`,
+    `must_compile=False` runs it with NumPy."""
+    from . import unsupported
+    stand_in = _SOMETIMES.get(func)
+    if stand_in is None:                     # a function of its own in DATA_DEPENDENT
+        def stand_in(*a, **k):
+            return func(*a, **k)
+        _SOMETIMES[func] = stand_in
+        data_dependent(stand_in, detail)
+    return unsupported(stand_in, args, kwargs, what)
+
+
+def ufunc_call(ufunc: np.ufunc, inputs: tuple, dtype=None):
+    """A ufunc without a fused lowering (np.cbrt, np.gcd, np.frexp, np.expm1 on complex):
+    NumPy's own loop as a library call.  The loop is the one NumPy picks (NEP 50 weak
+    scalars included, `ufuncs._resolve`), passed as `signature=` so NumPy runs exactly it.
+    Generalized ufuncs (core dimensions: np.matvec) and loops on no number (np.isnat) go
+    to the context's hook."""
+    from . import unsupported
+    from .promote import mark_weak, operands
+    from .ufuncs import _resolve
+    if ufunc.signature is not None or not all(
+            isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex))
+            for x in inputs):
+        return unsupported(ufunc, inputs, {} if dtype is None else {"dtype": dtype})
+    loop = [np.dtype(t) for t in _resolve(ufunc, inputs, dtype)]
+    if any(t.kind not in "biufc" for t in loop):
+        return unsupported(ufunc, inputs, {} if dtype is None else {"dtype": dtype})
+    nodes, _ = operands(inputs, loop[:ufunc.nin])
+    result = call("np.ufunc.__call__", nodes, ufunc=ufunc.__name__,
+                  signature=tuple(t.name for t in loop))
+    return mark_weak(result, inputs) if ufunc.nout == 1 else result
+
+
+from . import sorting, scans, decompositions, fft  # noqa: E402,F401,I001

@@ -297,6 +297,9 @@ def lower_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
         return lower_ufunc(ufunc, "__call__", (np.reshape(a, shape_a), b), {})
     if method == "at" and ufunc in (np.add, np.subtract) and not kwargs:
         return inplace.ufunc_at(ufunc, *inputs)
+    if method == "accumulate":                    # a library call (scans.py)
+        from .scans import accumulate
+        return accumulate(ufunc, *inputs, **kwargs)
     if method != "__call__":
         return unsupported(getattr(ufunc, method), inputs, kwargs, f"np.{name}.{method}")
     kwargs = dict(kwargs)
@@ -332,14 +335,15 @@ def lower_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
         return (lower_ufunc(np.floor_divide, method, inputs, {}),
                 lower_ufunc(np.remainder, method, inputs, {}))
     rule = RULES.get(ufunc)
-    if rule is None:
-        return unsupported(ufunc, inputs, {} if dtype is None else {"dtype": dtype})
+    if rule is None:                          # NumPy's loop as a library call
+        from .library import ufunc_call
+        return ufunc_call(ufunc, inputs, dtype)
     loop = _resolve(ufunc, inputs, dtype)
     if any(np.dtype(t).kind == "c" for t in loop[:ufunc.nin]):
         rule = complex_numbers.complex_rule(ufunc)
-        if rule is None:
-            return complex_numbers.unsupported_loop(
-                ufunc, inputs, {} if dtype is None else {"dtype": dtype}, loop[0])
+        if rule is None:                      # complex expm1, sign, arcsin: NumPy's loop
+            from .library import ufunc_call
+            return ufunc_call(ufunc, inputs, dtype)
     nodes, _ = operands(inputs, list(loop[:ufunc.nin]))
     return mark_weak(wrap(B.convert(rule(*nodes), loop[ufunc.nin])), inputs)
 

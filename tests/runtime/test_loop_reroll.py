@@ -13,7 +13,8 @@ import xlanb_runtime
 from xlanb_runtime.ir import Graph, builder as B, interpret, parse_graph, print_graph, verify
 from xlanb_runtime.ir.graph import LoopBody
 from xlanb_runtime.ir.ops import Op
-from xlanb_runtime.passes.loop_reroll import MAX_WRITE_SPREAD, MIN_TRIPS, reroll_loops
+from xlanb_runtime.passes.loop_reroll import (MAX_WRITE_SPREAD, MIN_ROLLED_NODES, MIN_TRIPS,
+                                               reroll_loops)
 
 from tolerance import assert_close
 
@@ -77,6 +78,20 @@ def test_carried_invariant_and_result_values():
     assert_close(got[1], expected[1], n=7 * args[2])
 
 
+def test_a_short_elementwise_loop_stays_unrolled_and_fuses():
+    """8 steps of x * 0.999 + 0.5 fuse into one kernel unrolled; rolled, each trip would
+    be a kernel of its own (tutorial 01's chain)."""
+    def chain(x):
+        for _ in range(MIN_TRIPS):
+            x = x * 0.999 + 0.5
+        return x
+    x = np.random.default_rng(10).random(100)
+    jitted = xlanb.jit(chain)
+    assert_close(jitted(x), chain(x), n=MIN_TRIPS)
+    assert " = loop(" not in jitted.last_compiled.as_text()
+    assert _kernel_count(jitted.last_compiled) == 1
+
+
 def test_short_loops_stay_unrolled():
     rng = np.random.default_rng(3)
     args = (rng.random(7), rng.random(7), MIN_TRIPS - 1)
@@ -100,15 +115,15 @@ def test_a_loop_whose_iterations_escape_is_not_rolled():
 
 def test_a_loop_around_rolled_loops_rolls_too():
     def nested(x):
-        for _ in range(MIN_TRIPS):
-            for _ in range(MIN_TRIPS + 1):
+        for _ in range(MIN_ROLLED_NODES // 4):
+            for _ in range(MIN_ROLLED_NODES // 2):
                 x = np.tanh(x) * 1.5
             x = x - x.mean()
         return x
     x = np.random.default_rng(5).random(6)
     jitted = xlanb.jit(nested)
     compiled = jitted.lower(x).compile()
-    assert_close(jitted(x), nested(x), n=6 * MIN_TRIPS, k=16)
+    assert_close(jitted(x), nested(x), n=6 * MIN_ROLLED_NODES ** 2, k=16)
     top = [n for n in parse_graph(print_graph(compiled.executable.optimized)).nodes
            if n.op is Op.LOOP]
     assert len(top) == 1 and any(n.op is Op.LOOP for n in top[0].arg.body.nodes)

@@ -621,7 +621,7 @@ def test_hooks_let_a_context_run_values_eagerly():
 
     def f(x):
         u = np.unique(np.round(x))
-        total = np.gradient(x)[-1]
+        total = np.apply_along_axis(np.sum, 0, x)
         if x.sum() > 0:
             return u * 2, total
         return u, total
@@ -631,7 +631,7 @@ def test_hooks_let_a_context_run_values_eagerly():
     traced = trace(f, (x,), context=context)
     got = interpret(traced.graph, context.input_values)
     assert_same(f(x), tuple(got))
-    assert context.breaks == ["np.unique", "np.gradient", "bool()"]
+    assert context.breaks == ["np.unique", "np.apply_along_axis", "bool()"]
 
 
 

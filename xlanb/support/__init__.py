@@ -190,6 +190,7 @@ PROBES: dict[str, Callable] = {
     "np.polynomial.polynomial.polyint": lambda x: _P.polyint(x),
     "np.polynomial.polyutils.as_series": lambda x: np.polynomial.polyutils.as_series([x])[0],
     "np.polynomial.polyutils.trimseq": lambda x: np.polynomial.polyutils.trimseq(x),
+    "np.asarray_chkfinite": lambda x: np.asarray_chkfinite(x) + 1,
     "np.lib.stride_tricks.as_strided":
         lambda x: np.lib.stride_tricks.as_strided(x, (2, 2), (8, 8)),
     "np.lib.stride_tricks.sliding_window_view":
@@ -285,6 +286,8 @@ _MEMBER_ARGS = {"reshape": ((4, 3),), "astype": (np.float32,), "view": (np.float
                 "getfield": (np.float64,), "setfield": (1.0, np.float64),
                 "resize": ((4, 3),), "__contains__": (2.0,), "swapaxes": (0, 1),
                 "dot": lambda x: (x.T,)}
+# Methods that need a 1-D array: probed on the first row.
+_MEMBER_ROW = {"searchsorted"}
 
 
 def member_status(name: str) -> tuple[str, str]:
@@ -293,8 +296,8 @@ def member_status(name: str) -> tuple[str, str]:
     args = _MEMBER_ARGS.get(name, ())
     if callable(attr):
         status, note = _probe_status(
-            lambda x: getattr(x, name)(*(args(x) if callable(args) else args)),
-            (3, 4), np.float64)
+            lambda x: getattr(x[0] if name in _MEMBER_ROW else x, name)(
+                *(args(x) if callable(args) else args)), (3, 4), np.float64)
     else:
         status, note = _probe_status(lambda x: getattr(x, name), (3, 4), np.float64)
     return (status or UNSUPPORTED), note

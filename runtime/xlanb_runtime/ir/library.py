@@ -442,3 +442,28 @@ register("np.interp", lambda ins, left=None, right=None, period=None:
          [(ins[0].shape, numpy_dtypes(np.interp, ins)[0])], _sort_flops)
 register("np.isin", lambda ins, assume_unique=False, invert=False:
          [(ins[0].shape, np.bool_)], _sort_flops)
+
+
+# -- nan-statistics ------------------------------------------------------------------------
+
+def _nan_spread_types(fn):
+    def results(ins, axis=None, dtype=None, ddof=0, keepdims=False):
+        out, = numpy_dtypes(lambda x: fn(x, dtype=dtype, ddof=0), ins)
+        return [(_reduced(ins[0].shape, axis, keepdims), out)]
+    return results
+
+
+for _name in ("nanvar", "nanstd"):
+    register(f"np.{_name}", _nan_spread_types(getattr(np, _name)))
+for _name in ("nanargmax", "nanargmin"):
+    register(f"np.{_name}", lambda ins, axis=None, keepdims=False:
+             [(_reduced(ins[0].shape, axis, keepdims), np.intp)])
+
+
+# -- more sorts and elementwise series ------------------------------------------------------
+
+register("np.lexsort", lambda ins, axis=-1: [(ins[0].shape[1:], np.intp)], _sort_flops)
+register("np.sort_complex", lambda ins: [(ins[0].shape,
+                                          numpy_dtypes(np.sort_complex, ins)[0])], _sort_flops)
+register("np.i0", lambda ins: [(ins[0].shape, numpy_dtypes(np.i0, ins)[0])],
+         lambda ins, **p: 60.0 * math.prod(ins[0].shape))

@@ -8,7 +8,9 @@ are matmul chains (fused `dot` kernels).  eig / eigvals (a dtype that depends on
 values: real when every eigenvalue is) and lstsq (its residuals' length depends on the
 rank) are named errors under `jit` and run with NumPy under `must_compile=False`.  The
 np.linalg spellings of contractions (matmul, outer, tensordot, trace, diagonal,
-matrix_transpose) use the rules of linalg.py.
+matrix_transpose, vecdot, cross) use the rules of linalg.py, and `norm` here takes the
+ords linalg.py's norm leaves (inf, 0, 1, p, matrix 1/inf/2/nuc: SVDs), with
+vector_norm / matrix_norm on top.
 
 Shapes are checked as NumPy checks them, with NumPy's LinAlgError; a singular matrix is
 NumPy's LinAlgError when the program runs, as in eager NumPy.
@@ -202,6 +204,105 @@ def multi_dot(arrays, *, out=None):
     return result
 
 
+# -- norms of every ord ---------------------------------------------------------------------
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """np.linalg.norm for the ords linalg.py does not fuse itself, NumPy's formulas: max,
+    min, sums of |x| (fused reductions), |x|**p summed, and the singular values' max, min
+    or sum for matrices (an SVD library call)."""
+    x = x if isinstance(x, Tracer) else wrap(node_of(x))
+    if x.dtype.kind not in "fc":
+        x = x.astype(float)
+    if axis is None:
+        if x.ndim not in (1, 2):
+            raise ValueError("Improper number of dimensions to norm.")
+        axis = tuple(range(x.ndim))
+    elif not isinstance(axis, tuple):
+        axis = (operator.index(axis),)
+    axis = tuple(a + x.ndim if a < 0 else a for a in axis)
+    if len(axis) == 1:
+        ret = _vector_norm(x, ord, axis)
+    elif len(axis) == 2:
+        ret = _matrix_norm(x, ord, *axis)
+    else:
+        raise ValueError("Improper number of dimensions to norm.")
+    if keepdims:
+        shape = list(x.shape)
+        for a in axis:
+            shape[a] = 1
+        ret = np.reshape(ret, shape)
+    return ret
+
+
+def _vector_norm(x, ord, axis):
+    if ord == np.inf:
+        return abs(x).max(axis=axis)
+    if ord == -np.inf:
+        return abs(x).min(axis=axis)
+    if ord == 0:
+        return (x != 0).astype(x.real.dtype).sum(axis=axis)
+    if ord == 1:
+        return np.add.reduce(abs(x), axis=axis)
+    if ord is None or ord == 2:
+        return np.sqrt(np.add.reduce((x.conj() * x).real, axis=axis))
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    absx = abs(x) ** ord
+    ret = np.add.reduce(absx, axis=axis)
+    return ret ** np.reciprocal(np.asarray(ord, dtype=ret.dtype))
+
+
+def _svd_norm(x, row_axis, col_axis, reduce):
+    y = np.moveaxis(x, (row_axis, col_axis), (-2, -1))
+    return reduce(svd(y, compute_uv=False), axis=-1)
+
+
+def _matrix_norm(x, ord, row_axis, col_axis):
+    if row_axis == col_axis:
+        raise ValueError("Duplicate axes given.")
+    if ord == 2:
+        return _svd_norm(x, row_axis, col_axis, np.max)
+    if ord == -2:
+        return _svd_norm(x, row_axis, col_axis, np.min)
+    if ord in (1, -1):
+        if col_axis > row_axis:
+            col_axis -= 1
+        sums = np.add.reduce(abs(x), axis=row_axis)
+        return sums.max(axis=col_axis) if ord == 1 else sums.min(axis=col_axis)
+    if ord in (np.inf, -np.inf):
+        if row_axis > col_axis:
+            row_axis -= 1
+        sums = np.add.reduce(abs(x), axis=col_axis)
+        return sums.max(axis=row_axis) if ord == np.inf else sums.min(axis=row_axis)
+    if ord in (None, "fro", "f"):
+        return np.sqrt(np.add.reduce((x.conj() * x).real, axis=(row_axis, col_axis)))
+    if ord == "nuc":
+        return _svd_norm(x, row_axis, col_axis, np.sum)
+    raise ValueError("Invalid norm order for matrices.")
+
+
+def _vector_norm_api(x, /, *, axis=None, keepdims=False, ord=2):
+    """np.linalg.vector_norm: NumPy flattens the axes it is given into one."""
+    x = x if isinstance(x, Tracer) else wrap(node_of(x))
+    shape = x.shape
+    if axis is None:
+        res = norm(np.ravel(x), ord=ord, axis=0)
+        axes = tuple(range(x.ndim))
+    elif isinstance(axis, tuple):
+        axes = tuple(a + x.ndim if a < 0 else a for a in axis)
+        rest = tuple(i for i in range(x.ndim) if i not in axes)
+        moved = np.transpose(x, axes + rest).reshape(
+            (int(np.prod([shape[i] for i in axes], dtype=np.int64)),)
+            + tuple(shape[i] for i in rest))
+        res = norm(moved, ord=ord, axis=0)
+    else:
+        axes = (axis + x.ndim if axis < 0 else axis,)
+        res = norm(x, ord=ord, axis=axis)
+    if keepdims:
+        res = np.reshape(res, tuple(1 if i in axes else n for i, n in enumerate(shape)))
+    return res
+
+
 def _register_spellings() -> None:
     """np.linalg's array-API spellings of contractions already lowered in linalg.py."""
     linalg = np.linalg
@@ -214,6 +315,12 @@ def _register_spellings() -> None:
         "diagonal": lambda x, /, *, offset=0: np.diagonal(x, offset=offset, axis1=-2,
                                                           axis2=-1),
         "matrix_transpose": lambda x, /: np.swapaxes(x, -1, -2),
+        "vector_norm": _vector_norm_api,
+        "matrix_norm": lambda x, /, *, keepdims=False, ord="fro":
+            np.linalg.norm(x, axis=(-2, -1), keepdims=keepdims, ord=ord),
+        "vecdot": lambda x1, x2, /, *, axis=-1: np.vecdot(x1, x2, axis=axis)
+            if axis != -1 else np.vecdot(x1, x2),
+        "cross": lambda x1, x2, /, *, axis=-1: np.cross(x1, x2, axis=axis),
     }
     for name, rule in spellings.items():
         func = getattr(linalg, name, None)

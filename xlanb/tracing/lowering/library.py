@@ -134,8 +134,11 @@ def ufunc_call(ufunc: np.ufunc, inputs: tuple, dtype=None):
     Generalized ufuncs (core dimensions: np.matvec) and loops on no number (np.isnat) go
     to the context's hook."""
     from . import unsupported
+    from .array_functions import GUFUNCS
     from .promote import mark_weak, operands
     from .ufuncs import _resolve
+    if ufunc in GUFUNCS and dtype is None:           # matvec, vecmat, vecdot: contractions
+        return GUFUNCS[ufunc](*inputs)
     if ufunc.signature is not None or not all(
             isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex))
             for x in inputs):
@@ -149,4 +152,5 @@ def ufunc_call(ufunc: np.ufunc, inputs: tuple, dtype=None):
     return mark_weak(result, inputs) if ufunc.nout == 1 else result
 
 
-from . import sorting, scans, decompositions, fft  # noqa: E402,F401,I001
+from . import (sorting, scans, decompositions, fft, numerics, compositions,  # noqa: E402,F401,I001
+               array_functions)

@@ -157,6 +157,13 @@ def _hyperbolic(cosine: bool):
     return rule
 
 
+def _angle_scale(x, numerator, denominator):
+    """x * (numerator / denominator) with the factor rounded as NumPy's loop rounds it: in
+    x's own precision (float32: 180.0f / NPY_PIf)."""
+    kind = x.dtype.type if x.dtype in (np.float32, np.float64) else np.float64
+    return B.binary(Op.MUL, x, _const(x, kind(numerator) / kind(denominator)))
+
+
 def _one_minus_square_root(x):
     """sqrt(1 - x^2) as sqrt((1 - x)(1 + x)): no cancellation near |x| = 1."""
     return B.unary(Op.SQRT, B.binary(Op.MUL, B.binary(Op.SUB, _const(x, 1), x),
@@ -222,8 +229,10 @@ RULES = {
     np.arcsinh: _arcsinh,
     np.arccosh: _arccosh,
     np.arctanh: _arctanh,
-    np.deg2rad: lambda x: B.binary(Op.MUL, x, _const(x, math.pi / 180)),
-    np.rad2deg: lambda x: B.binary(Op.MUL, x, _const(x, 180 / math.pi)),
+    np.deg2rad: lambda x: _angle_scale(x, math.pi, 180),
+    np.rad2deg: lambda x: _angle_scale(x, 180, math.pi),
+    np.degrees: lambda x: _angle_scale(x, 180, math.pi),       # NumPy's rad2deg loop
+    np.radians: lambda x: _angle_scale(x, math.pi, 180),       # NumPy's deg2rad loop
     np.floor: _float_only(Op.FLOOR),
     np.ceil: _float_only(Op.CEIL),
     np.rint: _float_only(Op.ROUND),

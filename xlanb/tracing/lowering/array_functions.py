@@ -1,0 +1,265 @@
+"""More NumPy array functions, as NumPy writes them on top of lowered ones (they fuse):
+insert (static indices), block, choose (and `x.choose`), ravel_multi_index,
+rollaxis, unstack, polyval, fix, gradient, and the generalized ufuncs
+matvec / vecmat / vecdot (contractions: fused `dot` kernels).  np.lexsort and
+np.sort_complex run as library calls (NumPy's sort), np.i0 too (NumPy's Chebyshev series).
+np.real_if_close has a dtype that depends on the values (a named error under `jit`).
+
+Static index arguments (insert's `obj`, a shape) are resolved when tracing by NumPy itself
+run on index arrays, so NumPy's rules (negative indices, broadcasting of `values`, the
+order of equal insertion points) hold by construction.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..tracer import Tracer
+from . import implements, unsupported
+from .library import call, data_dependent, implements_library, node_of
+from .promote import normalize_axis, wrap
+
+data_dependent(np.real_if_close, "the result is real or complex depending on the values")
+
+
+def _traced(x):
+    return x if isinstance(x, Tracer) else wrap(node_of(x))
+
+
+@implements(np.insert)
+def insert(arr, obj, values, axis=None):
+    """NumPy's np.insert run on position codes (>= 0: an element of arr, < 0: one of
+    values), then a gather of each: the result's layout is NumPy's by construction."""
+    if isinstance(obj, Tracer):
+        return unsupported(np.insert, (arr, obj, values), {"axis": axis},
+                           "np.insert(traced obj)")
+    arr = _traced(arr)
+    if axis is None:
+        arr, axis = np.ravel(arr), 0
+    values = _traced(values).astype(arr.dtype)
+    arr_codes = np.arange(arr.size).reshape(arr.shape)
+    value_codes = -1 - np.arange(values.size).reshape(values.shape)
+    codes = np.insert(arr_codes, obj, value_codes, axis=axis)    # NumPy's own rules
+    from_arr = np.take(np.ravel(arr), np.maximum(codes, 0))
+    from_values = np.take(np.ravel(values), np.maximum(-1 - codes, 0)) if values.size \
+        else from_arr
+    return np.where(codes >= 0, from_arr, from_values)
+
+
+@implements(np.block)
+def block(arrays):
+    """Nested lists concatenated from the innermost level out, as NumPy's `_block`."""
+    def depth(x):
+        return 1 + depth(x[0]) if isinstance(x, list) and x else (0 if not isinstance(
+            x, list) else 1)
+
+    levels = depth(arrays)
+    if levels == 0:
+        return _traced(arrays)
+
+    def ndim_of(x):
+        return max(ndim_of(v) for v in x) if isinstance(x, list) else np.ndim(x)
+
+    result_ndim = max(ndim_of(arrays), levels)
+
+    def assemble(x, level):
+        if not isinstance(x, list):
+            value = _traced(x)
+            return np.reshape(value, (1,) * (result_ndim - value.ndim) + value.shape)
+        parts = [assemble(v, level + 1) for v in x]
+        return np.concatenate(parts, axis=-(levels - level))
+    return assemble(arrays, 0)
+
+
+@implements(np.choose)
+def choose(a, choices, out=None, mode="raise"):
+    """select(a == k, choices[k]) for static choices; mode 'wrap'/'clip' map a first.
+    mode='raise' raises for an out-of-range index only when NumPy runs it: here the
+    compiled program cannot raise, so it runs with NumPy under `must_compile=False`."""
+    if mode == "raise":
+        return unsupported(np.choose, (a, choices), {"out": out, "mode": mode},
+                           "np.choose(mode='raise')")
+    index = _traced(a)
+    choices = [c for c in choices]
+    n = len(choices)
+    if mode == "wrap":
+        index = np.mod(index, n)
+    elif mode == "clip":
+        index = np.clip(index, 0, n - 1)
+    else:
+        raise ValueError(f"clipmode not understood: {mode!r}")
+    result = choices[-1]
+    for k in range(n - 2, -1, -1):
+        result = np.where(index == k, choices[k], result)
+    from .promote import result_type
+    result = _traced(result).astype(result_type(*choices))
+    if out is not None:
+        from .inplace import assign, destination
+        return assign(destination(out, "np.choose"), result, "unsafe")
+    return np.broadcast_to(result, np.broadcast_shapes(
+        index.shape, *(np.shape(c) for c in choices)))
+
+
+def _choose_method(x, choices, out=None, mode="raise"):
+    return choose(x, choices, out, mode)
+
+
+@implements(np.ravel_multi_index)
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    if mode == "raise":
+        return unsupported(np.ravel_multi_index, (multi_index, dims), {"mode": mode,
+                                                                       "order": order},
+                           "np.ravel_multi_index(mode='raise')")
+    dims = tuple(operator.index(d) for d in dims)
+    modes = mode if isinstance(mode, (tuple, list)) else (mode,) * len(dims)
+    coords = []
+    for value, dim, how in zip(multi_index, dims, modes):
+        value = _traced(value).astype(np.intp)
+        coords.append(np.mod(value, dim) if how == "wrap" else np.clip(value, 0, dim - 1))
+    order_dims = list(range(len(dims))) if order == "C" else list(range(len(dims)))[::-1]
+    total, stride = 0, 1
+    for k in order_dims[::-1]:
+        total = total + coords[k] * stride
+        stride *= dims[k]
+    return _traced(total).astype(np.intp)
+
+
+@implements(np.rollaxis)
+def rollaxis(a, axis, start=0):
+    a = _traced(a)
+    n = a.ndim
+    axis = normalize_axis(axis, n)
+    if start < 0:
+        start += n
+    if not 0 <= start < n + 1:
+        raise np.exceptions.AxisError(f"'start' arg requires {-n} <= start < {n + 1}, "
+                                      f"but {start} was passed in")
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return a[...]
+    axes = list(range(n))
+    axes.remove(axis)
+    axes.insert(start, axis)
+    return np.transpose(a, axes)
+
+
+if hasattr(np, "unstack"):
+    @implements(np.unstack)
+    def unstack(x, /, *, axis=0):
+        x = _traced(x)
+        if x.ndim == 0:
+            raise ValueError("Input array must be at least 1-d.")
+        return tuple(np.moveaxis(x, axis, 0))
+
+
+@implements(np.polyval)
+def polyval(p, x):
+    """Horner's rule, as NumPy: y = 0; y = y * x + c for each coefficient."""
+    p = _traced(p)
+    x = _traced(x)
+    y = np.zeros_like(x)
+    for k in range(p.shape[0]):
+        y = y * x + p[k]
+    return y
+
+
+@implements(np.fix)
+def fix(x, out=None):
+    return np.trunc(x, out=out)
+
+
+@implements_library(np.lexsort)
+def lexsort(keys, axis=-1):
+    if isinstance(keys, Tracer):
+        keys = [keys[k] for k in range(keys.shape[0])] if keys.ndim > 1 else [keys]
+    keys = list(keys)
+    if not keys:
+        raise TypeError("need sequence of keys with len(keys) > 0 in lexsort")
+    return call("np.lexsort", [np.stack([_traced(k) for k in keys])],
+                axis=operator.index(axis))
+
+
+@implements_library(np.sort_complex)
+def sort_complex(a):
+    return call("np.sort_complex", [a])
+
+
+@implements_library(np.i0)
+def i0(x):
+    return call("np.i0", [x])
+
+
+@implements(np.gradient)
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """Uniform spacing (scalars or none) only: NumPy's central differences inside and
+    first- or second-order one-sided differences at the edges, with NumPy's formulas."""
+    f = _traced(f)
+    axes = tuple(range(f.ndim)) if axis is None else tuple(
+        normalize_axis(a, f.ndim) for a in (axis if np.iterable(axis) else (axis,)))
+    if len(varargs) == 0:
+        spacing = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
+        spacing = [varargs[0]] * len(axes)
+    elif len(varargs) == len(axes) and all(np.ndim(v) == 0 for v in varargs):
+        spacing = list(varargs)
+    else:
+        return unsupported(np.gradient, (f, *varargs), {"axis": axis,
+                                                        "edge_order": edge_order},
+                           "np.gradient(coordinates)")
+    if any(isinstance(h, Tracer) for h in spacing) or edge_order not in (1, 2):
+        return unsupported(np.gradient, (f, *varargs), {"axis": axis,
+                                                        "edge_order": edge_order},
+                           "np.gradient")
+    otype = f.dtype if f.dtype.kind in "fc" else np.dtype(np.float64)    # ints: float64
+    f = f.astype(otype)
+    outs = []
+    for ax, h in zip(axes, spacing):
+        n = f.shape[ax]
+        if n < edge_order + 1:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, "
+                             "at least (edge_order + 1) elements are required.")
+
+        def part(lo, hi):
+            index = [slice(None)] * f.ndim
+            index[ax] = slice(lo, hi)
+            return f[tuple(index)]
+        interior = (part(2, None) - part(None, -2)) / (2.0 * h)
+        if edge_order == 1:
+            first = (part(1, 2) - part(0, 1)) / h
+            last = (part(-1, None) - part(-2, -1)) / h
+        else:                                  # NumPy's coefficients, in its order
+            first = (-1.5 / h) * part(0, 1) + (2.0 / h) * part(1, 2) + (-0.5 / h) * part(2, 3)
+            last = (0.5 / h) * part(-3, -2) + (-2.0 / h) * part(-2, -1) + \
+                (1.5 / h) * part(-1, None)
+        outs.append(np.concatenate([first, interior, last], axis=ax).astype(otype))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _attach_methods() -> None:
+    from ..methods import _method
+    setattr(Tracer, "choose", _method("choose", _choose_method))
+    setattr(Tracer, "compress", _method("compress", lambda x, condition, axis=None,
+                                        out=None: np.compress(condition, x, axis, out)))
+
+
+_attach_methods()
+
+
+# -- generalized ufuncs (core dimensions): contractions ----------------------------------------
+
+def _vecdot(x1, x2):
+    from .promote import result_type
+    dtype = result_type(x1, x2)
+    return np.sum(np.conj(x1) * x2 if dtype.kind == "c" else np.multiply(x1, x2), axis=-1,
+                  dtype=dtype)
+
+
+GUFUNCS = {
+    getattr(np, "matvec", None): lambda a, v: np.matmul(a, _traced(v)[..., None])[..., 0],
+    getattr(np, "vecmat", None): lambda v, a: np.matmul(np.conj(_traced(v))[..., None, :],
+                                                        a)[..., 0, :],
+    getattr(np, "vecdot", None): _vecdot,
+}
+GUFUNCS.pop(None, None)

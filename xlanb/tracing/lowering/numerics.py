@@ -1,0 +1,108 @@
+"""Convolution, interpolation, set membership and nan-statistics as library calls.
+
+np.convolve / correlate / interp / isin / nanvar / nanstd / nanargmax / nanargmin run
+NumPy's own function inside the compiled program (ir/library.py), so dtypes, rounding and
+NumPy's run-time errors (nanargmax of an all-NaN slice) are NumPy's.  nansum / nanprod /
+nanmax / nanmin / nanmean are fused compositions (compositions.py).
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import unsupported
+from .library import (axis_param, call, implements_library, node_of, numpy_check,
+                      static_param, with_out)
+
+
+def _one_dimensional(x, what: str, position: int):
+    node = node_of(x)
+    if node.ndim != 1:
+        raise ValueError(f"object too deep for desired array" if node.ndim > 1 else
+                         f"{what}: argument {position} must be 1-D, got a 0-d array")
+    return node
+
+
+def _correlation(name: str):
+    def rule(a, v, mode="full"):
+        x, y = _one_dimensional(a, name, 1), _one_dimensional(v, name, 2)
+        if x.size == 0:
+            raise ValueError("a cannot be empty")
+        if y.size == 0:
+            raise ValueError("v cannot be empty")
+        if mode not in ("full", "same", "valid"):
+            numpy_check(getattr(np, name), np.ones(1), np.ones(1), mode=mode)
+        return call(f"np.{name}", [x, y], mode=mode)
+    return rule
+
+
+for _name in ("convolve", "correlate"):
+    implements_library(getattr(np, _name))(_correlation(_name))
+
+
+@implements_library(np.interp)
+def interp(x, xp, fp, left=None, right=None, period=None):
+    params = {}
+    for key, value in (("left", left), ("right", right), ("period", period)):
+        if value is not None:
+            value = static_param(value, key)
+            if np.ndim(value) != 0:
+                return unsupported(np.interp, (x, xp, fp), {"left": left, "right": right,
+                                                            "period": period}, "np.interp")
+            params[key] = value.item() if isinstance(value, np.generic) else value
+    xp_node, fp_node = node_of(xp), node_of(fp)
+    if xp_node.ndim != 1 or fp_node.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    if xp_node.shape != fp_node.shape:
+        raise ValueError("fp and xp are not of the same length.")
+    if xp_node.size == 0:
+        raise ValueError("array of sample points is empty")
+    return call("np.interp", [x, xp_node, fp_node], **params)
+
+
+@implements_library(np.isin)
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    if kind not in (None, "sort", "table"):
+        raise ValueError(f"Invalid kind: '{kind}'. Please use None, 'sort' or 'table'.")
+    params = {"assume_unique": bool(assume_unique), "invert": bool(invert)}
+    if kind is not None:
+        params["kind"] = kind
+    return call("np.isin", [element, test_elements], **params)
+
+
+def _nan_spread(name: str, func):
+    def rule(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
+             where=np._NoValue, mean=np._NoValue, correction=np._NoValue):
+        if where is not np._NoValue or mean is not np._NoValue:
+            return unsupported(func, (a,), {"axis": axis, "dtype": dtype, "ddof": ddof,
+                                            "keepdims": keepdims, "where": where,
+                                            "mean": mean, "correction": correction},
+                               f"np.{name}(where=/mean=)")
+        if correction is not np._NoValue:
+            if ddof != 0:
+                raise ValueError("ddof and correction can't be provided simultaneously.")
+            ddof = correction
+        x = node_of(a)
+        result = call(f"np.{name}", [x], axis=axis_param(axis, x.ndim),
+                      dtype=None if dtype is None else np.dtype(dtype).name,
+                      ddof=static_param(ddof, "ddof"), keepdims=keepdims is True)
+        return with_out(out, result, f"np.{name}")
+    return rule
+
+
+for _name in ("nanvar", "nanstd"):
+    implements_library(getattr(np, _name))(_nan_spread(_name, getattr(np, _name)))
+
+
+def _nan_arg(name: str):
+    def rule(a, axis=None, out=None, *, keepdims=np._NoValue):
+        x = node_of(a)
+        axis = None if axis is None else axis_param(operator.index(axis), x.ndim)
+        result = call(f"np.{name}", [x], axis=axis, keepdims=keepdims is True)
+        return with_out(out, result, f"np.{name}")
+    return rule
+
+
+for _name in ("nanargmax", "nanargmin"):
+    implements_library(getattr(np, _name))(_nan_arg(_name))

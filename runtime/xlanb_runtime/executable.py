@@ -133,18 +133,48 @@ def loop_runner(body: "Executable", trips: int, carried: int) -> Callable:
 def library_results_call(node: Node) -> Callable:
     """A library call with several results: NumPy's function on the inputs, returning its
     arrays (a tuple that the call's `library-result` nodes index)."""
-    from .ir.library import run as run_library
+    from .ir.library import runner
     name, params = node.arg
-    params = dict(params)
+    return runner(name, dict(params))
+
+
+def library_value_call(node: Node) -> Callable:
+    """A library call with one result, returned (a fresh C-ordered array of the node's
+    type): for values the program returns, which need no buffer of their own."""
+    from .ir.library import runner
+    name, params = node.arg
+    call, dtype, shape = runner(name, dict(params)), node.dtype, node.shape
 
     def run(*inputs):
-        return run_library(name, params, inputs)
+        value = call(*inputs)[0]
+        if value.dtype != dtype or value.shape != shape:     # NumPy's rule disagreed
+            raise AssertionError(f"{name} returned {value.dtype}{list(value.shape)}, its "
+                                 f"rule says {dtype}{list(shape)}")
+        return value
     run.__name__ = f"library_{name.rsplit('.', 1)[-1]}"
     return run
 
 
 def library_call(node: Node) -> Callable:
-    """A library kernel: the reference op on its input arrays, written into `out`."""
+    """A library kernel: the reference op on its input arrays, written into `out` (a
+    library call: NumPy's function itself, its one result copied into `out`)."""
+    if node.op is Op.LIBRARY_CALL:
+        from .ir.library import FUNCTIONS
+        name, params = node.arg
+        if FUNCTIONS[name].writes_out:             # NumPy writes into the buffer itself
+            call = FUNCTIONS[name].bind(dict(params))
+
+            def run_into(out, *inputs):
+                call(*inputs, out=out)
+            run_into.__name__ = f"library_{name.rsplit('.', 1)[-1]}"
+            return run_into
+        value = library_value_call(node)
+
+        def run_library(out, *inputs):
+            out[...] = value(*inputs)
+        run_library.__name__ = value.__name__
+        return run_library
+
     def run(out, *inputs):
         out[...] = evaluate_node(node, inputs)
     run.__name__ = f"library_{node.op.name.lower()}"
@@ -256,6 +286,14 @@ class DriverBuilder:
                 source = self.var(node.inputs[0])
                 self.lines.append(f"{self.new_buffer_name(node)} = "
                                   f"{source}.reshape({node.shape!r})")
+                return
+            if node.op is Op.LIBRARY_CALL and \
+                    self.buffers.storage[id(node)].kind == "fresh":   # returned: NumPy's own
+                fn = self.bind(library_value_call(node), "lib")
+                operands = ", ".join(self.var(i) for i in node.inputs)
+                self.lines.append(f"{self.new_buffer_name(node)} = {fn}({operands})"
+                                  f"   # {kernel.name}")
+                self.check_nans(kernel)
                 return
             self.allocate(node)
             if node.op is Op.ALL_REDUCE:

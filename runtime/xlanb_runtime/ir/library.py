@@ -37,6 +37,7 @@ class LibraryFunction:
     name: str
     results: Callable[..., Types]          # (inputs, **params) -> [(shape, dtype), ...]
     flops: Callable[..., float]            # (inputs, **params) -> estimated flops
+    writes_out: bool = False               # takes `out=`: writes into the program's buffer
 
     @functools.cached_property
     def function(self) -> Callable:
@@ -47,24 +48,34 @@ class LibraryFunction:
             obj = getattr(obj, part, None)
         return obj
 
-    def run(self, arrays: Sequence[np.ndarray], params: dict) -> Any:
+    def bind(self, params: dict) -> Callable[..., Any]:
+        """NumPy's call with these params: `(*arrays, [out=]) -> NumPy's result`, with
+        the keyword arrays (`keyword_arrays`) split off once, not per call."""
         params = dict(params)
-        keyword = params.pop("keyword_arrays", ())
-        positional = list(arrays[:len(arrays) - len(keyword)])
-        params.update(zip(keyword, arrays[len(arrays) - len(keyword):]))
+        keyword = tuple(params.pop("keyword_arrays", ()))
+        function = self.function
         if self.name == "np.ufunc.accumulate":
-            return getattr(np, params.pop("ufunc")).accumulate(*positional, **params)
-        if self.name == "np.ufunc.__call__":
-            return getattr(np, params.pop("ufunc"))(*positional, **params)
-        return self.function(*positional, **params)
+            function = getattr(np, params.pop("ufunc")).accumulate
+        elif self.name == "np.ufunc.__call__":
+            function = getattr(np, params.pop("ufunc"))
+        if not keyword:
+            return lambda *arrays, **out: function(*arrays, **params, **out)
+        split = -len(keyword)
+
+        def call(*arrays, **out):
+            return function(*arrays[:split], **params, **dict(zip(keyword, arrays[split:])),
+                            **out)
+        return call
 
 
 FUNCTIONS: dict[str, LibraryFunction] = {}
 
 
-def register(names: str | Sequence[str], results, flops=None):
+def register(names: str | Sequence[str], results, flops=None, out: bool = False):
+    """`out`: NumPy's function takes `out=` for its one result (scans, quantiles, FFTs,
+    ufuncs): the program passes the value's own buffer, no copy."""
     for name in [names] if isinstance(names, str) else names:
-        FUNCTIONS[name] = LibraryFunction(name, results, flops or _linear_flops)
+        FUNCTIONS[name] = LibraryFunction(name, results, flops or _linear_flops, out)
 
 
 def params_of(arg) -> dict:
@@ -101,21 +112,31 @@ def _result_types(name: str, key: tuple, params: tuple) -> tuple:
                  for shape, dtype in FUNCTIONS[name].results(inputs, **dict(params)))
 
 
+def runner(name: str, params: dict) -> Callable[..., tuple[np.ndarray, ...]]:
+    """`(*arrays) -> results`: a tuple of fresh C-ordered arrays, one per result (LAPACK
+    and FFTs along an inner axis may return other orders, compiled kernels read C order,
+    and a result must never be a view of an input).  What compiled programs call."""
+    call = FUNCTIONS[name].bind(params)
+
+    def run_call(*arrays):
+        out = call(*arrays)
+        out = out if isinstance(out, tuple) else (out,)
+        return tuple(_fresh(np.asarray(o), arrays) for o in out)
+    run_call.__name__ = f"library_{name.rsplit('.', 1)[-1]}"
+    return run_call
+
+
+def _fresh(value: np.ndarray, arrays) -> np.ndarray:
+    if not value.flags.c_contiguous or any(
+            isinstance(a, np.ndarray) and np.may_share_memory(value, a) for a in arrays):
+        return np.array(value, order="C", copy=True)
+    return value
+
+
 def run(name: str, params: dict, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-    """The call itself: a tuple of fresh arrays, one per result."""
+    """The call itself, once (the interpreter's entry): a tuple of fresh arrays."""
     with np.errstate(all="ignore"):
-        out = FUNCTIONS[name].run(arrays, params)
-    out = out if isinstance(out, tuple) else (out,)
-    # fresh, C-ordered arrays: LAPACK and FFTs along an inner axis may return other orders,
-    # and compiled kernels read their operands in C order
-    out = tuple(np.asarray(o) for o in out)
-    return tuple(np.array(o, order="C", copy=True)
-                 if _views_input(o, arrays) or not o.flags.c_contiguous else o for o in out)
-
-
-def _views_input(value, arrays) -> bool:
-    return isinstance(value, np.ndarray) and any(
-        isinstance(a, np.ndarray) and np.shares_memory(value, a) for a in arrays)
+        return runner(name, params)(*arrays)
 
 
 def flops(name: str, inputs, params: dict) -> float:
@@ -216,9 +237,9 @@ def _quantile_types(fn):
 
 
 for _name in ("median", "nanmedian"):
-    register(f"np.{_name}", _median_types(getattr(np, _name)), _sort_flops)
+    register(f"np.{_name}", _median_types(getattr(np, _name)), _sort_flops, out=True)
 for _name in ("quantile", "percentile", "nanquantile", "nanpercentile"):
-    register(f"np.{_name}", _quantile_types(getattr(np, _name)), _sort_flops)
+    register(f"np.{_name}", _quantile_types(getattr(np, _name)), _sort_flops, out=True)
 
 
 def _histogram_types(ins, bins=10, range=None, density=None, keyword_arrays=()):
@@ -247,7 +268,7 @@ def _scan_types(fn):
 
 
 for _name in ("cumsum", "cumprod", "nancumsum", "nancumprod"):
-    register(f"np.{_name}", _scan_types(getattr(np, _name)))
+    register(f"np.{_name}", _scan_types(getattr(np, _name)), out=True)
 
 
 def _cumulative_types(fn):
@@ -264,7 +285,7 @@ def _cumulative_types(fn):
 
 for _name in ("cumulative_sum", "cumulative_prod"):
     if hasattr(np, _name):
-        register(f"np.{_name}", _cumulative_types(getattr(np, _name)))
+        register(f"np.{_name}", _cumulative_types(getattr(np, _name)), out=True)
 
 
 def _accumulate_types(ins, ufunc, axis=0, dtype=None):
@@ -272,7 +293,7 @@ def _accumulate_types(ins, ufunc, axis=0, dtype=None):
     return [(ins[0].shape, out)]
 
 
-register("np.ufunc.accumulate", _accumulate_types)
+register("np.ufunc.accumulate", _accumulate_types, out=True)
 
 
 # -- linear algebra ----------------------------------------------------------------------------
@@ -406,9 +427,9 @@ def _fftn(name: str):
 
 
 for _name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
-    register(f"np.fft.{_name}", _fft1(_name), _fft_flops)
+    register(f"np.fft.{_name}", _fft1(_name), _fft_flops, out=True)
 for _name in ("fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn"):
-    register(f"np.fft.{_name}", _fftn(_name), _fft_flops)
+    register(f"np.fft.{_name}", _fftn(_name), _fft_flops, out=True)
 
 
 # -- other NumPy calls -------------------------------------------------------------------------
@@ -423,7 +444,7 @@ def _ufunc_types(ins, ufunc, signature=None):
     return [(shape, o.dtype) for o in out]
 
 
-register("np.ufunc.__call__", _ufunc_types)
+register("np.ufunc.__call__", _ufunc_types, out=True)
 
 
 def _convolve_types(fn):
@@ -454,7 +475,7 @@ def _nan_spread_types(fn):
 
 
 for _name in ("nanvar", "nanstd"):
-    register(f"np.{_name}", _nan_spread_types(getattr(np, _name)))
+    register(f"np.{_name}", _nan_spread_types(getattr(np, _name)), out=True)
 for _name in ("nanargmax", "nanargmin"):
     register(f"np.{_name}", lambda ins, axis=None, keepdims=False:
              [(_reduced(ins[0].shape, axis, keepdims), np.intp)])

@@ -112,14 +112,16 @@ def test_one_of_each_status_is_checked(table):
     assert {s for s in support.STATUSES if any(e.status == s for e in table.values())} <= seen
 
 
-def test_unsupported_ufunc_says_what_to_do(table):
-    """The first ufunc the table calls unsupported raises a named error with advice."""
-    name = next((e.name for e in table.values() if e.kind == "ufunc"
-                 and e.status == support.UNSUPPORTED and not e.note), None)
-    if name is None:
-        pytest.skip("every ufunc with a numeric loop compiles")
-    ufunc = support.resolve(name)
-    args = (X,) * ufunc.nin
-    with pytest.raises(UnsupportedNumPyFunctionError) as info:
-        xlanb.jit(lambda *xs: ufunc(*xs))(*args)
-    assert "must_compile=False" in str(info.value)
+def test_unsupported_entries_say_what_to_do(table):
+    """Every ufunc method the table calls unsupported raises a named error with advice
+    (reduceat: the table's probe call on np.add)."""
+    methods = [e for e in table.values() if e.kind == "ufunc method"
+               and e.status == support.UNSUPPORTED]
+    calls = {"np.ufunc.reduceat": lambda x: np.add.reduceat(x, [0, 2]),
+             "np.ufunc.accumulate": lambda x: np.add.accumulate(x),
+             "np.ufunc.outer": lambda x: np.add.outer(x, x)}
+    for entry in methods:
+        with pytest.raises(UnsupportedNumPyFunctionError) as info:
+            xlanb.jit(calls[entry.name])(X)
+        assert "must_compile=False" in str(info.value)
+    assert table["np.ufunc.reduceat"].status == support.UNSUPPORTED or not methods

@@ -12,10 +12,7 @@ import numpy as np
 
 from ..ir import Op
 
-try:  # the vector math library; absent functions fall back to libm
-    from .vecmath import REASSOC_SAFE, VECMATH
-except ImportError:  # pragma: no cover - only while vecmath is being written
-    REASSOC_SAFE, VECMATH = frozenset(), {}
+from .vecmath import VECMATH
 
 CAST = {"bool": "np.bool_", "int8": "np.int8", "int16": "np.int16", "int32": "np.int32",
         "int64": "np.int64", "uint8": "np.uint8", "uint16": "np.uint16",
@@ -36,13 +33,6 @@ _CMATH = {Op.EXP: "cexp", Op.LOG: "cmath.log", Op.SQRT: "cmath.sqrt",
 _COMPLEX = {Op.REAL: "{0}.real", Op.IMAG: "{0}.imag", Op.CONJ: "{0}.conjugate()",
             Op.DIV: "cdiv({0}, {1})", Op.POW: "cpow({0}, {1})",      # NumPy's, see complex_math
             Op.RSQRT: "cdiv({one}, cmath.sqrt({0}))", Op.IS_FINITE: "(({0} - {0}) == {zero})"}
-
-
-def reassociation_safe(op: Op) -> bool:
-    """Whether `op`'s code stays accurate in a kernel compiled with `reassoc`, which
-    reductions need to vectorize: no vecmath function, or only REASSOC_SAFE ones."""
-    entry = VECMATH.get(_VECMATH_NAME.get(op, ""))
-    return entry is None or set(entry) <= REASSOC_SAFE
 
 
 _SIMPLE = {

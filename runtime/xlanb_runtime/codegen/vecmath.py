@@ -81,6 +81,15 @@ Not supported: callers compiled with ``fastmath=True`` (its ``nnan``/``ninf``
 fold the NaN/inf selects away and ``reassoc`` breaks the Cody-Waite and
 compensated sums).
 
+Reassociating callers (reductions): ``sealed_<name>`` is each function compiled
+on its own, with this module's flags.  Numba does not inline it; LLVM does, after
+linking, and LLVM keeps fast-math flags per instruction, so the function's code
+never gets the caller's ``reassoc`` while the caller's accumulation does and
+vectorizes.  Measured (1 thread, 10^5 elements, ``acc += sealed_f(x[i])`` under
+``reassoc``): every function vectorizes (0.35-1.2 ns/element) except ``erf_f64``,
+which LLVM does not inline (a scalar call, as before); results are bit-identical
+to the inlined functions in a caller without ``reassoc``.
+
 Caching note: a caller compiled with ``cache=True`` embeds these functions'
 machine code; Numba's cache is keyed on the caller's file only, so after
 editing this module the callers' caches must be invalidated (the code
@@ -758,3 +767,22 @@ def erf_f64(x):
     big = _ONE64 - exp_f64(-(a * a)) * g
     big = big if x >= _ZERO64 else -big
     return big if ax >= _ONE64 else small
+
+
+# ---------------------------------------------------------------------------
+# Sealed copies for callers compiled with `reassoc` (see the module docstring).
+# ---------------------------------------------------------------------------
+_sealed = njit(error_model="numpy", fastmath={"nsz", "contract"}, cache=True)
+
+
+def _seal_all() -> dict[str, str]:
+    sealed = {}
+    for pair in VECMATH.values():
+        for name in pair:
+            globals()[f"sealed_{name}"] = _sealed(globals()[name].py_func)
+            sealed[name] = f"sealed_{name}"
+    return sealed
+
+
+SEALED = _seal_all()        # name -> its sealed copy's name
+__all__ += list(SEALED.values()) + ["SEALED"]

@@ -27,7 +27,6 @@ generator schedules reductions per block, without stages).
 """
 from __future__ import annotations
 
-from ..codegen import templates
 from ..ir import Node, Op
 from ..ir.ops import ELEMENTWISE
 from .fusion import Kernel, _unique, is_unit_reshape, squeezed
@@ -147,9 +146,6 @@ def _joins(group: Kernel, kernel: Kernel, space, producer, owner) -> bool:
     ready before the group starts, and it reads the group's outputs only at its own
     row."""
     rows = tuple(space[:-1])
-    stages = group.stages + [kernel]
-    if any(s.kind == "reduce" for s in stages) and not all(map(_reassociation_safe, stages)):
-        return False        # one function, one fastmath: the reductions would not vectorize
     written = {id(o) for o in group.outputs}
     read = {id(i) for i in group.inputs}
     reads_group = False
@@ -163,10 +159,6 @@ def _joins(group: Kernel, kernel: Kernel, space, producer, owner) -> bool:
                                               producer, owner):
             return False
     return reads_group and row_local(kernel, rows, written)
-
-
-def _reassociation_safe(kernel: Kernel) -> bool:
-    return all(templates.reassociation_safe(n.op) for n in kernel.nodes)
 
 
 def _depends_on(kernel: Kernel, group: Kernel, producer, owner) -> bool:

@@ -28,6 +28,10 @@ class Flags:
     xla_max_compile_seconds: float = 30.0       # ... and when kernels take longer to compile
     xla_cpu_threads: int = 0                    # threads a kernel may split over (0: Numba's
                                                 # NUMBA_NUM_THREADS; 1: no parallel kernel)
+    xla_tiered: bool = True                     # a first call answers on the NumPy tier
+                                                # while kernels compile in the background
+    xla_cpu_parallel_min_elements: int = 0      # split a kernel from this many iterations
+                                                # (0: the size measured to win here)
 
 
 class FlagError(ValueError):

@@ -31,8 +31,9 @@ from ..ir import Node, Op
 from ..ir.ops import ELEMENTWISE
 from ..passes.fusion import Kernel
 from ..passes.row_fusion import row_space
-from . import complex_math, rng, templates
-from .vecmath import REASSOC_SAFE
+from .. import flags
+from . import complex_math, rng, templates, thread_calibration
+from .vecmath import REASSOC_SAFE, SEALED
 
 BASE_FASTMATH = ("nsz", "arcp", "contract", "afn")
 MAX_INDEX_TEXT = 200     # characters: a longer index expression becomes a variable
@@ -644,10 +645,11 @@ class _Codegen:
         locs = sorted({n.loc for n in k.nodes if n.loc})
         body = "\n".join(self.lines)
         used = sorted(name for name in _VECMATH_NAMES if re.search(rf"\b{name}\(", body))
-        # reassoc lets LLVM vectorize the accumulation, but vecmath is inlined with the
-        # caller's flags: only functions whose accuracy survives it (REASSOC_SAFE) allow it
-        reassociate = (k.kind in ("reduce", "row") or self.narrow) and \
-            set(used) <= REASSOC_SAFE
+        # reassoc lets LLVM vectorize the accumulation; Numba inlines vecmath with the
+        # caller's flags, so functions whose accuracy does not survive reassoc come as
+        # their sealed copies (LLVM inlines those with their own flags)
+        reassociate = k.kind in ("reduce", "row") or self.narrow
+        sealed = [name for name in used if reassociate and name not in REASSOC_SAFE]
         fastmath = set(BASE_FASTMATH) | ({"reassoc"} if reassociate else set())
         if any(n.op is Op.POW and n.dtype.kind == "f" for n in k.nodes):
             # with `afn` LLVM turns pow(x, float(int)) into powi, whose runtime helper
@@ -662,7 +664,8 @@ class _Codegen:
             "import numpy as np",
         ]
         if used:
-            header.append(f"from xlanb_runtime.codegen.vecmath import {', '.join(used)}")
+            names = [f"{SEALED[name]} as {name}" if name in sealed else name for name in used]
+            header.append(f"from xlanb_runtime.codegen.vecmath import {', '.join(names)}")
         if "cmath." in body:
             header.append("import cmath")
         helpers = [name for name in complex_math.HELPERS if re.search(rf"\b{name}\(", body)]
@@ -892,25 +895,30 @@ def is_narrow_dot(dot: Node, kernel: Kernel) -> bool:
     return all(u.op in ELEMENTWISE and u.shape == dot.shape for u in users)
 
 
-PARALLEL_MIN_ELEMENTS = 1 << 20
-
-
 def should_parallelize(kernel: Kernel, threads: int) -> bool:
-    """Wake the thread pool only for big kernels, and only for loops it can split safely."""
+    """Wake the thread pool only for loops it can split safely, and only from the size
+    where threads were measured to win on this machine (thread_calibration)."""
     if threads < 2:
         return False
     space = kernel.space("in") if kernel.kind == "reduce" else kernel.root.shape
-    if int(np.prod(space, dtype=np.int64)) < PARALLEL_MIN_ELEMENTS:
-        return False
     if kernel.kind == "reduce":
         reds = kernel.reductions
         axes = reds[0].arg[1]
         rank = len(space)
         suffix = list(axes) == list(range(min(axes, default=rank), rank))
         full_sum = len(axes) == rank and all(r.arg[0] in ("sum", "prod") for r in reds)
-        return suffix and (len(axes) < rank or full_sum) and not any(
-            kernel.region[id(o)] == "in" for o in kernel.outputs)
-    return True
+        if not suffix or not (len(axes) < rank or full_sum) or any(
+                kernel.region[id(o)] == "in" for o in kernel.outputs):
+            return False
+    elements = int(np.prod(space, dtype=np.int64))
+    fixed = flags.current().xla_cpu_parallel_min_elements
+    if fixed > 0:
+        return elements >= fixed
+    if elements < min(thread_calibration.SIZES):
+        return False                # below every measured size: never worth asking
+    threshold = thread_calibration.parallel_min_elements(
+        threads, "reduce" if kernel.kind == "reduce" else "map")
+    return threshold is not None and elements >= threshold
 
 
 def region_update(node: Node):

@@ -17,6 +17,7 @@ import contextvars
 import functools
 import inspect
 import threading
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -24,6 +25,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 import xlanb_runtime
+from xlanb_runtime import background, flags, numpy_tier, trace_events
 from xlanb_runtime.ir import Op, interpret, print_graph
 from xlanb_runtime.report import CompileReport
 
@@ -93,24 +95,116 @@ class Lowered:
         with named_internal_errors(self._jitted.fn, compiling=True):
             executable = xlanb_runtime.compile(self.traced.graph, self._jitted.target,
                                                self.options, self.report)
-        return Compiled(executable, self.traced)
+        compiled = Compiled(executable, self.traced)
+        if self._jitted.target == "cpu":
+            background.remember(background.program_key(
+                self.traced.graph, "cpu", self.options, flags.from_environment()))
+        return compiled
+
+    def compile_tiered(self) -> "Compiled":
+        """A program that answers at once on the NumPy tier (its optimized graph op by op)
+        and switches to its compiled executable once a worker process has compiled it."""
+        settings = flags.from_environment()
+        with named_internal_errors(self._jitted.fn, compiling=True):
+            executable = numpy_tier.plan_program(self.traced.graph, self.options, self.report)
+        compiled = Compiled(executable, self.traced)
+        graph, target, options = self.traced.graph, self._jitted.target, self.options
+        report = self.report
+
+        def switch(reply: dict) -> None:          # on the worker's reader thread
+            background.add_worker_phases(report, reply)
+            with flags.active(settings):
+                done = xlanb_runtime.compiler._compile(graph, target, options, report)
+            compiled.switch_to(done)
+
+        compiled.background = background.compile_in_background(graph, target, options,
+                                                               settings, switch)
+        return compiled
 
 
 class Compiled:
     """A compiled program: call it, read it (`as_text`), and see what it costs."""
 
     def __init__(self, executable, traced):
-        self.executable, self.traced = executable, traced
+        self.traced = traced
+        self.background: background.Job | None = None    # a tiered program's compile
+        self._switch_lock = threading.Lock()
+        self._set_executable(executable)
+        self._pure = traced.is_pure and not traced.scalar_params
+        self._single = self._pure and traced.out_tree.num_leaves == 1 and \
+            traced.out_tree.kind == "leaf" and not traced.const_outputs
+        self._unflatten = make_unflattener(traced.out_tree)
+
+    def _set_executable(self, executable) -> None:
+        self._executable = executable
         # Over the compile budget nothing was compiled and the program would run op by op
         # in the interpreter: the user's own function does that with NumPy, faster (its
         # slice writes stay in place).  Not for collectives, which only programs perform.
         self.runs_eagerly = bool(getattr(executable, "over_budget", "")) and not any(
             n.op is Op.ALL_REDUCE for n in executable.graph.nodes)
-        self._driver = executable.driver
-        self._pure = traced.is_pure and not traced.scalar_params
-        self._single = self._pure and traced.out_tree.num_leaves == 1 and \
-            traced.out_tree.kind == "leaf" and not traced.const_outputs
-        self._unflatten = make_unflattener(traced.out_tree)
+        if getattr(executable, "tier", "compiled") == "numpy":
+            self._driver = self._numpy_tier_call
+        else:
+            self._driver = executable.driver
+
+    # -- tiers -------------------------------------------------------------------------
+    @property
+    def tier(self) -> str:
+        """What runs the next call: "numpy" (op by op, kernels still compiling or their
+        compile failed) or "compiled"."""
+        return getattr(self._executable, "tier", "compiled")
+
+    @property
+    def numpy_tier_calls(self) -> int:
+        """Calls answered on the NumPy tier (0 for a program compiled before its first)."""
+        return self._numpy_calls
+
+    _numpy_calls = 0
+    _warned = False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a tiered program's background compile: True once it is over (switched
+        to compiled, or failed and staying on the NumPy tier), False after `timeout` s."""
+        return self.background is None or self.background.wait(timeout)
+
+    def switch_to(self, executable) -> None:
+        """Run later calls on `executable` (the compiled tier), recording the switch."""
+        with self._switch_lock:
+            report = executable.report
+            now = time.perf_counter()
+            report.add("switch-over", "tier", now, 0.0, numpy_tier_calls=self._numpy_calls)
+            self._set_executable(executable)
+
+    def _numpy_tier_call(self, *arrays):
+        """A call on the NumPy tier.  If it raises (a NumPy error the compiled program
+        raises too, or a fault of this tier), the compiled executable answers instead:
+        waiting for it costs time, never a different result."""
+        executable = self._executable
+        start = time.perf_counter()
+        try:
+            outs = executable.driver(*arrays)
+        except Exception:
+            if self.background is None or not self.background.wait() or \
+                    self.tier == "numpy":
+                raise
+            return self._driver(*arrays)
+        self._numpy_calls += 1
+        if self.background is not None and self.background.done and not self._warned:
+            self._warned = True                  # failed: say so once, in the caller
+            background.warn_failed(executable.report.name, self.background)
+        if self._numpy_calls <= 3 or flags.current_tracing():
+            executable.report.add("numpy-tier call", "tier", start,
+                                  time.perf_counter() - start, call=self._numpy_calls)
+        if flags.current_tracing():
+            trace_events.add("numpy-tier call", "run", start, time.perf_counter() - start,
+                             tier="numpy", module=executable.report.name)
+        return outs
+
+    @property
+    def executable(self):
+        """The compiled executable (waits for a tiered program's background compile)."""
+        self.wait()
+        return self._executable
 
     def __call__(self, *args, **kwargs):
         leaves, _, _ = flatten_args(args, kwargs, ())
@@ -139,6 +233,8 @@ class Compiled:
 
     @property
     def report(self) -> CompileReport:
+        """The compile report: trace, passes, kernels; for a tiered program also its NumPy
+        tier, the background compile and the switch-over (waits for the compile)."""
         return self.executable.report
 
     def cost_analysis(self) -> dict:
@@ -152,9 +248,10 @@ class JitFunction:
     """The callable `xlanb.jit` returns."""
 
     def __init__(self, fn: Callable, static_argnums=(), must_compile: bool = True,
-                 target: str = "cpu", fusion: bool = True):
+                 target: str = "cpu", fusion: bool = True, tiered: bool | None = None):
         functools.update_wrapper(self, fn)
         self.fn = fn
+        self.tiered = tiered
         self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) \
             else tuple(static_argnums)
         self.must_compile = must_compile
@@ -197,7 +294,7 @@ class JitFunction:
                 compiled = self._cache.get(key)
                 if compiled is None:
                     self._misses += 1
-                    compiled = self._lower(args, kwargs).compile()
+                    compiled = self._compile_new(self._lower(args, kwargs))
                     leaves, key = self.signature(args, kwargs)   # with learned statics
                     self._cache[key] = compiled
                     self.last_compiled = compiled
@@ -211,6 +308,35 @@ class JitFunction:
         if compiled.runs_eagerly:
             return self.fn(*args, **kwargs)
         return compiled.call_flat(leaves)
+
+    def _compile_new(self, lowered: Lowered) -> Compiled:
+        """Tiered (answer on the NumPy tier, compile in the background) or blocking."""
+        if self._is_tiered(lowered):
+            return lowered.compile_tiered()
+        return lowered.compile()
+
+    def _is_tiered(self, lowered: Lowered) -> bool:
+        """Tiered unless turned off (`tiered=False`, `--xla_tiered=false`), compiled for
+        CUDA, checking NaNs per kernel, holding a collective (replicas must run the same
+        program: they all compile it) or compiled before (then its kernels load fast)."""
+        settings = flags.from_environment()
+        if not (settings.xla_tiered if self.tiered is None else self.tiered):
+            return False
+        if self.target != "cpu" or settings.xla_debug_nans or \
+                _has_collective(lowered.graph):
+            return False
+        key = background.program_key(lowered.graph, self.target, lowered.options, settings)
+        return not background.compiled_before(key)
+
+    def wait_compiled(self, timeout: float | None = None) -> bool:
+        """Wait for every background compile this function started: True when all are
+        over (switched to compiled code, or failed and staying on the NumPy tier)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for compiled in list(self._cache.values()):
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not compiled.wait(left):
+                return False
+        return True
 
     def signature(self, args, kwargs) -> tuple[list, tuple]:
         """(flattened leaves, the cache key: structure, shapes, dtypes, layouts, static
@@ -296,6 +422,16 @@ class JitFunction:
         return f"{name} ({', '.join(values)}, ...)"
 
 
+def _has_collective(graph) -> bool:
+    """An all-reduce anywhere in the program, loop bodies included."""
+    for node in graph.nodes:
+        if node.op is Op.ALL_REDUCE:
+            return True
+        if node.op is Op.LOOP and _has_collective(node.arg.body):
+            return True
+    return False
+
+
 def _leaf_owner_name(fn, args, kwargs, static_argnums, leaf: int) -> str:
     """`argument 1 (`n`)`: the argument that flattened leaf number `leaf` comes from."""
     names = _parameter_names(fn)
@@ -368,14 +504,20 @@ def _static_key(value):
 
 
 def jit(fn: Callable | None = None, *, static_argnums=(), must_compile: bool = True,
-        target: str = "cpu", fusion: bool = True):
+        target: str = "cpu", fusion: bool = True, tiered: bool | None = None):
     """Compile `fn` (plain NumPy code) with xlanb, like `jax.jit` / `tf.function(jit_compile)`.
 
     must_compile=False turns on auto-clustering: supported regions are compiled, the rest
     runs with NumPy, and `f.report` lists each cluster and each break with its reason.
     `fusion=False` compiles every op as its own kernel (to see what fusion buys).
+    Tiered execution (default: the `xla_tiered` flag, on): a first call that finds no
+    compiled program in the disk cache answers at once, running the optimized program op
+    by op with NumPy, while a worker process compiles it; later calls switch to the
+    compiled code when it is ready (`f.wait_compiled()` waits for that).  `tiered=False`,
+    or `XLANB_FLAGS=--xla_tiered=false`, compiles before the first call returns.
     """
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,
-                                 must_compile=must_compile, target=target, fusion=fusion)
-    return JitFunction(fn, static_argnums, must_compile, target, fusion)
+                                 must_compile=must_compile, target=target, fusion=fusion,
+                                 tiered=tiered)
+    return JitFunction(fn, static_argnums, must_compile, target, fusion, tiered)

@@ -1,0 +1,301 @@
+"""Background compiles: a program's kernels compiled in a worker process while the NumPy tier
+answers its calls (numpy_tier.py), then the switch-over to the compiled executable.
+
+    first call ──► numpy tier answers ─────────────────────────► ... ──► compiled calls
+         └─► worker process: compile(graph) into the disk cache ─┐       ▲
+                                        reader thread: compile(graph) ─┘ (every kernel a
+                                                                          disk-cache load)
+
+Why a process: Numba's typing and lowering hold the GIL, so a compile thread would stall the
+caller's NumPy calls.  One worker (`python -m xlanb_runtime.compile_worker`, started on first
+use, reused, ended at exit) takes requests in order over a pipe; it imports only the runtime,
+never the user's `__main__` (which `multiprocessing`'s spawn would re-run).  The worker writes
+the disk cache (codegen/cache.py, locked and checked per entry); the parent's own compile of
+the same graph then only loads.  A failed background compile leaves the program on the NumPy
+tier (with a `BackgroundCompileWarning`): the cache stays valid and arguments are untouched,
+since the worker never sees them.
+
+`compiled_before(graph, ...)`: a marker per program (a hash of its IR, options and flags)
+written after a compile, so a new process with a warm cache compiles at once (loads only)
+instead of starting on the NumPy tier.
+"""
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import hashlib
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from pathlib import Path
+from typing import Callable
+
+from .ir import Graph, Node
+from .ir.graph import LoopBody
+from .report import CompileReport
+
+_HEADER = struct.Struct("<Q")
+# flags that change what a compile writes beside the kernels, not the kernels themselves
+_OUTPUT_ONLY_FLAGS = ("xla_dump_to", "xla_dump_hlo_as_text", "xla_dump_hlo_as_dot",
+                      "xla_dump_hlo_pass_re", "xla_dump_kernels", "xla_trace_to",
+                      "xla_tiered")
+
+
+class BackgroundCompileWarning(UserWarning):
+    """A background compile failed: the program keeps running on the NumPy tier."""
+
+
+# -- graphs across processes -----------------------------------------------------------------
+def flatten_graph(graph: Graph) -> tuple:
+    """A graph as plain data (no recursion per node, so deep graphs pickle): nodes in
+    creation order (what `loop-reroll` reads), each with its inputs as indices."""
+    nodes = sorted(graph.nodes, key=lambda n: n.serial)
+    index = {id(n): i for i, n in enumerate(nodes)}
+    rows = [(n.op, tuple(index[id(i)] for i in n.inputs), n.shape, n.dtype,
+             ("loop", n.arg.trips, n.arg.carried, flatten_graph(n.arg.body))
+             if isinstance(n.arg, LoopBody) else n.arg, n.loc) for n in nodes]
+    return (graph.name, rows, [index[id(p)] for p in graph.params],
+            [index[id(o)] for o in graph.outputs])
+
+
+def rebuild_graph(flat: tuple) -> Graph:
+    name, rows, params, outputs = flat
+    nodes: list[Node] = []
+    for op, inputs, shape, dtype, arg, loc in rows:
+        if isinstance(arg, tuple) and len(arg) == 4 and arg[0] == "loop" and \
+                isinstance(arg[3], tuple):
+            arg = LoopBody(arg[1], arg[2], rebuild_graph(arg[3]))
+        nodes.append(Node(op, [nodes[i] for i in inputs], shape, dtype, arg, loc))
+    return Graph([nodes[i] for i in params], [nodes[i] for i in outputs], name)
+
+
+# -- which programs compiled before ------------------------------------------------------------
+def program_key(graph: Graph, target: str, options, settings) -> str:
+    """What decides a program's kernels: its IR, target, options, the flags that reach the
+    kernels and Numba's thread count."""
+    import numba
+    from .ir import print_graph
+    kept = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)
+            if f.name not in _OUTPUT_ONLY_FLAGS}
+    text = "\n".join([print_graph(graph), target, repr(options), repr(sorted(kept.items())),
+                      str(numba.config.NUMBA_NUM_THREADS)])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _marker(key: str) -> Path:
+    from .codegen.cache import kernel_dir
+    return kernel_dir() / "programs" / key
+
+
+def compiled_before(key: str) -> bool:
+    return _marker(key).exists()
+
+
+def remember(key: str) -> None:
+    """Mark a program compiled (its kernels are in the disk cache)."""
+    try:
+        path = _marker(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    except OSError:                # a read-only cache: the next process starts tiered
+        pass
+
+
+# -- the worker process ------------------------------------------------------------------------
+def send(stream, message) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def receive(stream):
+    """The next message, or None at end of stream."""
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        return None
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        return None
+    return pickle.loads(data)
+
+
+class Job:
+    """One background compile: done when the program switched to its compiled executable
+    (`ok`) or stayed on the NumPy tier (`error` says why)."""
+
+    def __init__(self, finish: Callable[[dict], None]):
+        self._finish, self._event = finish, threading.Event()
+        self.ok, self.error = False, ""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the job is done (True) or `timeout` seconds passed (False)."""
+        return self._event.wait(timeout)
+
+    @property
+    def done(self) -> bool:
+        return self._event.is_set()
+
+    def complete(self, reply: dict) -> None:
+        try:
+            if not reply.get("ok"):
+                raise RuntimeError(reply.get("error") or "the compile worker failed")
+            self._finish(reply)
+            self.ok = True
+        except Exception as error:          # noqa: BLE001 - any failure keeps the NumPy tier
+            self.error = f"{type(error).__name__}: {error}"
+        finally:
+            self._event.set()
+
+
+# The worker's command line (tests point it at a worker that fails).
+WORKER_COMMAND = (sys.executable, "-m", "xlanb_runtime.compile_worker")
+
+
+class Worker:
+    """The compile worker process and the thread reading its replies."""
+
+    def __init__(self):
+        self.pid_owner = os.getpid()
+        self._lock = threading.Lock()
+        self._jobs: dict[int, Job] = {}
+        self._next = 0
+        self.process = subprocess.Popen(
+            list(WORKER_COMMAND),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env=_worker_environment(), close_fds=True)
+        self._reader = threading.Thread(target=self._read, name="xlanb-compile-reader",
+                                        daemon=True)
+        self._reader.start()
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None and self.pid_owner == os.getpid()
+
+    def submit(self, request: dict, job: Job) -> None:
+        with self._lock:
+            self._next += 1
+            request["id"] = self._next
+            self._jobs[self._next] = job
+            try:
+                send(self.process.stdin, request)
+            except (OSError, ValueError) as error:
+                del self._jobs[self._next]
+                job.complete({"ok": False, "error": f"compile worker unreachable: {error}"})
+
+    def _read(self) -> None:
+        while True:
+            try:
+                reply = receive(self.process.stdout)
+            except Exception:                  # noqa: BLE001 - a garbled pipe: worker lost
+                reply = None
+            if reply is None:
+                break
+            with self._lock:
+                job = self._jobs.pop(reply["id"], None)
+            if job is not None:
+                job.complete(reply)            # the switch-over compile runs here
+        code = self.process.wait()
+        with self._lock:
+            jobs, self._jobs = list(self._jobs.values()), {}
+        for job in jobs:
+            job.complete({"ok": False, "error": f"the compile worker exited (code {code})"})
+
+    def stop(self, timeout: float = 1.0) -> None:
+        """Close the pipe (the worker ends after its current compile), and past `timeout`
+        seconds end it: exit should not wait for a long compile (a killed compile leaves
+        the cache valid: see codegen/cache.py)."""
+        if self.pid_owner != os.getpid():
+            return
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._reader.join(timeout)
+
+
+def _worker_environment() -> dict:
+    """The caller's environment, plus where the runtime lives and Numba's thread count as
+    this process has it (both decide the generated kernels and their cache entries)."""
+    import numba
+    env = dict(os.environ)
+    here = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+    env["NUMBA_NUM_THREADS"] = str(numba.config.NUMBA_NUM_THREADS)
+    return env
+
+
+_worker: Worker | None = None
+_worker_lock = threading.Lock()
+
+
+def worker() -> Worker:
+    """The running worker, started on first use (and again after it died)."""
+    global _worker
+    with _worker_lock:
+        if _worker is None or not _worker.alive:
+            _worker = Worker()
+        return _worker
+
+
+def worker_pid() -> int | None:
+    return _worker.process.pid if _worker is not None and _worker.alive else None
+
+
+def shutdown() -> None:
+    """End the worker (at exit; tests call it too).  A later compile starts a new one."""
+    global _worker
+    with _worker_lock:
+        if _worker is not None:
+            _worker.stop()
+        _worker = None
+
+
+atexit.register(shutdown)
+
+
+def compile_in_background(graph: Graph, target: str, options, settings,
+                          switch: Callable[[dict], None]) -> Job:
+    """Send `graph` to the worker; when it has compiled, `switch(reply)` runs on the reader
+    thread (it compiles in this process from the now warm disk cache and swaps tiers)."""
+    from .codegen.cache import cache_dir
+    job = Job(switch)
+    worker_flags = dataclasses.replace(settings, xla_dump_to="", xla_trace_to="",
+                                       xla_dump_kernels=False)
+    request = {"graph": flatten_graph(graph), "target": target, "options": options,
+               "flags": worker_flags, "cache_dir": str(cache_dir()), "sent": time.time()}
+    try:
+        request_worker = worker()
+    except OSError as error:
+        job.complete({"ok": False, "error": f"cannot start the compile worker: {error}"})
+        return job
+    request_worker.submit(request, job)
+    return job
+
+
+def add_worker_phases(report: CompileReport, reply: dict) -> None:
+    """The worker's compile on this report's timeline, as one `background compile` phase
+    (perf_counter is the system's monotonic clock, shared by both processes)."""
+    report.add("background compile", "compile", reply["started"], reply["seconds"],
+               worker_pid=reply.get("pid"), kernels=reply.get("kernels", 0))
+
+
+def warn_failed(name: str, job: Job) -> None:
+    warnings.warn(f"`{name}`: the background compile failed ({job.error}); calls keep "
+                  "running op by op with NumPy (the NumPy tier). jit(f, tiered=False) "
+                  "compiles in the foreground and raises the error.",
+                  BackgroundCompileWarning, stacklevel=5)    # at the user's call
+
+
+__all__ = ["BackgroundCompileWarning", "Job", "compile_in_background", "compiled_before",
+           "program_key", "remember", "shutdown", "worker_pid"]

@@ -1,0 +1,71 @@
+"""The background compile worker: `python -m xlanb_runtime.compile_worker` (background.py).
+
+Reads compile requests from stdin (length-prefixed pickles: a flattened graph, target,
+options, flags, cache directory), compiles each into the disk kernel cache, and answers on
+stdout with when it started, how long it took and any error.  It ends when stdin closes.
+Anything printed goes to stderr, so the reply stream stays clean.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+import warnings
+
+
+def _protocol_streams():
+    """(requests, replies): binary stdin, and the original stdout, with fd 1 pointed at
+    stderr so that a stray print (Numba, a library) cannot corrupt a reply."""
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    return sys.stdin.buffer, replies
+
+
+def _use_all_cores() -> None:
+    """A benchmark pins its process to one core and the worker inherits that: compiling
+    there would take the caller's core, so the worker takes every core the machine has."""
+    try:
+        os.sched_setaffinity(0, range(os.cpu_count() or 1))
+    except (AttributeError, OSError):
+        pass
+
+
+def handle(request: dict) -> dict:
+    from . import background, flags
+    from .compiler import _compile
+    from .report import CompileReport
+    os.environ["XLANB_CACHE_DIR"] = request["cache_dir"]
+    started = time.perf_counter()
+    try:
+        graph = background.rebuild_graph(request["graph"])
+        settings = request["flags"]
+        with flags.active(settings), warnings.catch_warnings():
+            warnings.simplefilter("ignore")      # the parent's own compile warns
+            executable = _compile(graph, request["target"], request["options"],
+                                  CompileReport(graph.name, request["target"]))
+        background.remember(background.program_key(graph, request["target"],
+                                                   request["options"], settings))
+        return {"id": request["id"], "ok": True, "started": started, "pid": os.getpid(),
+                "seconds": time.perf_counter() - started,
+                "kernels": len(executable.kernels)}
+    except Exception as error:                   # noqa: BLE001 - reported to the parent
+        return {"id": request["id"], "ok": False, "started": started,
+                "seconds": time.perf_counter() - started,
+                "error": f"{type(error).__name__}: {error}",
+                "traceback": traceback.format_exc()}
+
+
+def main() -> None:
+    from .background import receive, send
+    requests, replies = _protocol_streams()
+    _use_all_cores()
+    while True:
+        request = receive(requests)
+        if request is None:
+            return
+        send(replies, handle(request))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+"""The NumPy tier: a program's optimized graph run op by op with NumPy, so that a first
+call answers at once while its kernels compile in another process (`background.py`).
+
+    traced graph --run_pipeline--> optimized graph --plan--> straight-line NumPy calls
+
+The plan is the reference interpreter's table (`ir.interpret.EVAL`) bound node by node into
+generated Python, like the compiled driver (executable.py), so a call costs one Python
+statement per op and no interpreter dispatch:
+
+    def run(p0, p1):
+        v2 = _np.add(p0, p1)
+        v3 = _e3(_n3, v2)             # a bound table entry: reduce sum over (0,)
+        return (v3,)
+
+The first call runs a checked version that compares every value's dtype and shape with its
+node, as the interpreter does; nodes that NumPy types differently (erf computed in float64)
+get a conversion in the fast version built right after.  Outputs are copied only where the
+op may return a view (of an argument, a constant or a read-only broadcast).  Library calls
+and loops go through the compiled driver's own runners, so both tiers call NumPy alike.
+"""
+from __future__ import annotations
+
+import builtins
+import threading
+import time
+
+import numpy as np
+
+from .executable import (CompiledKernel, library_results_call, library_value_call,
+                         loop_runner)
+from .ir import Graph, Op, print_graph
+from .ir.interpret import EVAL, _convert, is_token
+from .passes import run_pipeline
+from .report import CompileReport
+
+# Ops whose NumPy function maps one to one onto a ufunc: called directly, no table entry.
+UFUNCS = {
+    Op.NEG: "negative", Op.ABS: "absolute", Op.EXP: "exp", Op.EXPM1: "expm1",
+    Op.LOG: "log", Op.LOG1P: "log1p", Op.SQRT: "sqrt", Op.TANH: "tanh", Op.SIN: "sin",
+    Op.COS: "cos", Op.FLOOR: "floor", Op.CEIL: "ceil", Op.NOT: "invert",
+    Op.IS_FINITE: "isfinite", Op.CONJ: "conjugate", Op.ADD: "add", Op.SUB: "subtract",
+    Op.MUL: "multiply", Op.POW: "power", Op.MAX: "maximum", Op.MIN: "minimum",
+    Op.AND: "bitwise_and", Op.OR: "bitwise_or", Op.XOR: "bitwise_xor", Op.ATAN2: "arctan2",
+    Op.EQ: "equal", Op.NE: "not_equal", Op.LT: "less", Op.LE: "less_equal",
+    Op.GT: "greater", Op.GE: "greater_equal", Op.SELECT: "where",
+}
+
+# Ops whose result is always a new array that shares memory with nothing else: a program
+# output made by one needs no copy.  Views (reshape, transpose, slice, broadcast, real),
+# constants, parameters, `round` of integers (returns its input) and library calls (NumPy
+# may return a view of an argument) are copied when returned.
+FRESH = (set(UFUNCS) - {Op.CONJ}) | {
+    Op.SIGN, Op.RSQRT, Op.ERF, Op.DIV, Op.FLOOR_DIV, Op.REM, Op.COMPLEX, Op.CONVERT,
+    Op.REDUCE, Op.ARGREDUCE, Op.DOT, Op.GATHER, Op.SCATTER_ADD, Op.CONCATENATE, Op.PAD,
+    Op.DYNAMIC_PAD, Op.RNG_BITS}
+
+
+class _Source:
+    """Writes one program's Python: a statement per node, its callables bound as globals.
+    `fixes` None writes the checked version; else the node indices that need a conversion."""
+
+    def __init__(self, graph: Graph, fixes: set[int] | None):
+        self.graph, self.fixes = graph, fixes
+        self.env: dict = {"_np": np, "_asarray": np.asarray, "_convert": _convert}
+        self.names: dict[int, str] = {}
+        self.converted: set[int] = set()          # ids of nodes written through _convert
+        self.lines: list[str] = []
+
+    def bind(self, value, prefix: str) -> str:
+        name = f"_{prefix}{len(self.env)}"
+        self.env[name] = value
+        return name
+
+    def expression(self, node) -> str:
+        operands = ", ".join(self.names[id(i)] for i in node.inputs)
+        if node.op in UFUNCS:
+            return f"_np.{UFUNCS[node.op]}({operands})"
+        if node.op is Op.LOOP:
+            body = NumpyProgram(node.arg.body)
+            run = loop_runner(body, node.arg.trips, node.arg.carried)
+            return f"{self.bind(run, 'loop')}({operands})"
+        if node.op is Op.LIBRARY_CALL:
+            call = library_results_call(node) if is_token(node) else library_value_call(node)
+            return f"{self.bind(call, 'lib')}({operands})"
+        if node.op in (Op.LOOP_RESULT, Op.LIBRARY_RESULT):
+            return f"{operands}[{node.arg}]"
+        entry, bound = self.bind(EVAL[node.op], "e"), self.bind(node, "n")
+        return f"{entry}({bound}{', ' if operands else ''}{operands})"
+
+    def statement(self, index: int, node) -> None:
+        if node.op is Op.CONSTANT:
+            self.names[id(node)] = self.bind(np.asarray(node.arg), "c")
+            return
+        name = self.names[id(node)] = f"v{index}"
+        expr = self.expression(node)
+        tuple_valued = node.op is Op.LOOP or (node.op is Op.LIBRARY_CALL and is_token(node))
+        if tuple_valued:
+            self.lines.append(f"{name} = {expr}")
+        elif self.fixes is None:
+            self.lines.append(f"{name} = _check({index}, {expr})")
+            self.converted.add(id(node))         # may be converted: outputs are copied
+        elif index in self.fixes:
+            dtype = self.bind(node.dtype, "t")
+            self.lines.append(f"{name} = _convert(_asarray({expr}), {dtype})")
+            self.converted.add(id(node))
+        elif node.ndim == 0:                    # ufuncs return NumPy scalars for rank 0
+            self.lines.append(f"{name} = _asarray({expr})")
+        else:
+            self.lines.append(f"{name} = {expr}")
+
+    def output(self, node) -> str:
+        value = self.names[id(node)]
+        if node.op in FRESH and node.ndim > 0 and id(node) not in self.converted:
+            return value
+        return f"_np.array({value}, copy=True)"
+
+    def build(self):
+        """(run, source)."""
+        params = [f"p{i}" for i in range(len(self.graph.params))]
+        for param, name in zip(self.graph.params, params):
+            self.names[id(param)] = name
+        dead = _last_uses(self.graph)
+        for index, node in enumerate(self.graph.nodes):
+            if node.op is not Op.PARAMETER:
+                self.statement(index, node)
+            if index in dead:          # free what no later op reads: memory is reused
+                self.lines.append(f"del {', '.join(f'v{i}' for i in dead[index])}")
+        outs = [self.output(o) for o in self.graph.outputs]
+        body = "\n".join("        " + line for line in self.lines) or "        pass"
+        source = (f"def run({', '.join(params)}):\n"
+                  f"    with _np.errstate(all='ignore'):\n{body}\n"
+                  f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})\n")
+        code = builtins.compile(source, f"<xlanb numpy tier {self.graph.name}>", "exec")
+        exec(code, self.env)
+        return self.env["run"], source
+
+
+def _last_uses(graph: Graph) -> dict[int, list[int]]:
+    """Statement index -> the computed values (by index) read for the last time there;
+    outputs, parameters and constants are never freed."""
+    nodes = graph.nodes
+    index_of = {id(n): i for i, n in enumerate(nodes)}
+    kept = {id(o) for o in graph.outputs}
+    last: dict[int, int] = {}
+    for i, node in enumerate(nodes):
+        for source in node.inputs:
+            if source.op not in (Op.PARAMETER, Op.CONSTANT) and id(source) not in kept:
+                last[index_of[id(source)]] = i
+    dead: dict[int, list[int]] = {}
+    for value, at in last.items():
+        dead.setdefault(at, []).append(value)
+    return {at: sorted(set(values)) for at, values in dead.items()}
+
+
+class NumpyProgram:
+    """A graph as a callable: `driver(*arrays)` returns its outputs as the compiled driver
+    does.  Checked on the first call, then the fast version (thread-safe: both versions
+    compute the same values)."""
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self._fast = None
+        self._lock = threading.Lock()
+        self.source = ""
+
+    def driver(self, *args):
+        fast = self._fast
+        if fast is not None:
+            return fast(*args)
+        with self._lock:
+            if self._fast is None:
+                return self._checked_first_call(args)
+        return self._fast(*args)
+
+    def _checked_first_call(self, args):
+        nodes, fixes = self.graph.nodes, set()
+
+        def check(index: int, value):
+            value = np.asarray(value)
+            node = nodes[index]
+            if value.dtype != node.dtype:
+                fixes.add(index)
+                value = _convert(value, node.dtype)
+            if value.shape != node.shape:
+                raise AssertionError(f"numpy tier: {node.op.value} produced {value.shape}, "
+                                     f"expected {node.shape}")
+            return value
+
+        checked = _Source(self.graph, None)
+        checked.env["_check"] = check
+        run, _ = checked.build()
+        outs = run(*args)
+        self._fast, self.source = _Source(self.graph, fixes).build()
+        return outs
+
+
+class NumpyTierExecutable:
+    """What a program runs on before its kernels are compiled: the `Executable` interface
+    the front end calls (`driver`, `graph`, `report`, `kernels`, `as_text`, analyses)."""
+
+    tier = "numpy"
+    over_budget = ""
+
+    def __init__(self, graph: Graph, optimized: Graph, report: CompileReport):
+        self.graph, self.optimized, self.report = graph, optimized, report
+        self.program = NumpyProgram(optimized)
+        self.driver = self.program.driver
+        note = "runs op by op with NumPy (the NumPy tier) until its kernels are compiled"
+        self.kernels = [CompiledKernel("numpy-tier", "numpy",
+                                       [n.op.value for n in optimized.nodes],
+                                       f"# not compiled: {note}", 0.0, 0.0, [note])]
+
+    def run(self, args):
+        return self.driver(*args)
+
+    __call__ = run
+
+    def as_text(self) -> str:
+        return "# numpy-tier (not compiled)\n" + print_graph(self.optimized)
+
+    def cost_analysis(self) -> dict:
+        return {}
+
+    def memory_analysis(self) -> dict:
+        return {}
+
+
+def plan_program(graph: Graph, options, report: CompileReport) -> NumpyTierExecutable:
+    """The NumPy-tier executable of `graph`: the pass pipeline, then the plan.  Nothing is
+    compiled; the report's timeline gets one `numpy-tier` phase holding the passes."""
+    start = time.perf_counter()
+    optimized, records = run_pipeline(graph, options.pipeline,
+                                      disabled=options.disabled_passes)
+    executable = NumpyTierExecutable(graph, optimized, report)
+    report.add("numpy-tier", "tier", start, time.perf_counter() - start,
+               passes={r.name: r.seconds for r in records},
+               nodes_before=len(graph.nodes), nodes_after=len(optimized.nodes))
+    return executable

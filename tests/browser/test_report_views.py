@@ -187,7 +187,12 @@ def test_timeline_double_click_zooms_to_a_phase(notebook, screens):
     chart.locator(".xlanb-timeline-row[data-phase='fusion'] rect.xlanb-phase-bar").dblclick()
     t0, t1, per = window(chart)
     assert t0 < fusion["start"] and fusion["start"] + fusion["seconds"] < t1
-    assert fusion["seconds"] / per > 0.5 * chart.bounding_box()["width"]
+    # the window is the phase with a margin each side: a tenth of the phase, or at least
+    # MIN_WINDOW (1e-4) of the whole compile (the deepest zoom), so the share is known
+    margin = max(0.1 * fusion["seconds"], 1e-4 * (whole[1] - whole[0]))
+    share = fusion["seconds"] / (fusion["seconds"] + 2 * margin)
+    assert fusion["seconds"] / (t1 - t0) == pytest.approx(share, rel=0.02)
+    assert fusion["seconds"] / per > 3 * fusion["seconds"] / whole[2]
     assert_timeline_reads(timeline, report)
     cell(page, 1).screenshot(path=screens / "light-timeline-phase.png")
     timeline.locator(".xlanb-timeline-toolbar button[data-action='Reset']").click()

@@ -44,6 +44,10 @@ CELLS = [
     "assert np.allclose(w_new, w - 0.5 * xb.T @ _g, atol=1e-6)\n"
     "assert np.allclose(b_new, b - 0.5 * _g.sum(axis=0), atol=1e-6)\n"
     "print('step ok')",
+    # a function defined in a cell: its ops' locations name the cell, not ipykernel's file
+    "def _double_exp(v):\n"
+    "    return np.exp(v) * 2\n"
+    "print(xlanb.jit(_double_exp).lower(x).as_text())",
 ]
 
 
@@ -79,3 +83,6 @@ def test_notebook_with_xla_cell_saves_report_and_fallbacks(tmp_path, monkeypatch
     pngs = step[0].data["text/html"].split("data:image/png;base64,")[1:]
     assert len(pngs) == 4 and all(len(png.split('"')[0]) > 2000 for png in pngs)
     assert "step ok" in "".join(out.get("text", "") for out in saved.cells[5].outputs)
+    text = "".join(out.get("text", "") for out in saved.cells[6].outputs)
+    assert f'exponential(%0) : f32[1000] loc="cell [{saved.cells[6].execution_count}], ' \
+        'line 2"' in text, text

@@ -2,7 +2,9 @@
 
 `user_location()` walks the stack to the first frame outside xlanb, xlanb_runtime and NumPy
 and formats it as "file.py:LINE" (the path relative to the working directory when that is
-shorter than the absolute one, else the base name).  `entry(what)` marks the outermost
+shorter than the absolute one, else the base name), or as "cell [12], line 3" for code of
+a notebook cell (ipykernel compiles each cell from a temporary file named by a hash of its
+text, which tells the user nothing).  `entry(what)` marks the outermost
 traced operation: nodes built inside get its location as `loc`, and errors raised inside
 name it (`np.unique`, `operator +`) together with that location.
 """
@@ -41,8 +43,24 @@ def _is_internal(filename: str) -> bool:
     return (path.startswith(_INTERNAL) or path == _CONTEXTLIB) and path not in _EXAMPLES
 
 
-@functools.lru_cache(maxsize=4096)
 def format_location(filename: str, lineno: int) -> str:
+    cell = _notebook_cell(filename)
+    if cell is not None:
+        return f"cell [{cell}], line {lineno}"
+    return _file_location(filename, lineno)
+
+
+def _notebook_cell(filename: str) -> int | None:
+    """The In[N] of the notebook cell compiled from `filename` (not cached: a cell run
+    again keeps its file name and gets a new number)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    names = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    return names.get(filename) if names else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_location(filename: str, lineno: int) -> str:
     absolute = os.path.abspath(filename)
     try:
         relative = os.path.relpath(absolute)

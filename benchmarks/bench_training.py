@@ -16,6 +16,13 @@ this VM's drifting speed).  Also printed: the compiled step's kernel
 count, compile times (first call minus a steady-state call; kernels compiled into an empty
 cache directory, after a tiny jit has paid Numba's start-up) and after how many steps
 compiling pays off: compile time / (op-by-op step - compiled step).
+
+First, time to first result: each in a fresh process with an empty kernel cache, the first
+call of the tiered `xlanb.jit(step)` (answered on the NumPy tier while the kernels compile
+in the background), the hand-written NumPy step (its first call and its steady step) and
+jax.jit's first call; target: xlanb's first call within 1.5x the steady NumPy step + 50 ms.
+`--first-result-only` prints just that table.  The other figures compile in the foreground
+(`--xla_tiered=false`, set by common.pin_threads).
 """
 from __future__ import annotations
 
@@ -31,6 +38,11 @@ if __name__ == "__main__":
     _parser.add_argument("--threads", type=int, default=1)
     _parser.add_argument("--repeats", type=int, default=15)
     _parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    _parser.add_argument("--first-call", choices=("xlanb", "numpy", "jax"),
+                         help=argparse.SUPPRESS)      # a fresh child process's one measure
+    _parser.add_argument("--workload", help=argparse.SUPPRESS)
+    _parser.add_argument("--first-result-only", action="store_true",
+                         help="only the time to first result in fresh processes")
     ARGS = _parser.parse_args()
     pin_threads(ARGS.threads)
 
@@ -112,8 +124,79 @@ def run_workload(name: str, spec, repeats: int, quick: bool) -> list[str]:
             verdict, f"{compile_s:.2f}", f"{jax_first - jx:.2f}" if jx else "-", payoff]
 
 
+def first_call(mode: str, name: str, quick: bool) -> dict:
+    """In a fresh process with an empty cache: seconds of the first call of `mode`'s step
+    (xlanb tiered, hand-written NumPy or jax.jit), checked against the NumPy step.  NumPy
+    also reports its steady step; xlanb the seconds until calls run compiled code."""
+    spec = TRAINING_WORKLOADS[name]
+    args = spec.make_args("quick" if quick else "full")
+    if mode == "numpy":
+        _, seconds = timed(lambda: spec.numpy_step(*args))
+        steady = statistics.median(timed(lambda: spec.numpy_step(*args))[1]
+                                   for _ in range(7))
+        return {"first": seconds, "steady": steady}
+    if mode == "jax":
+        jargs = jax.tree_util.tree_map(jnp.asarray, args)
+        jstep = jax.jit(spec.jax_step)
+        got, seconds = timed(lambda: jax.block_until_ready(jstep(*jargs)))
+        assert_same_step(got, spec.numpy_step(*args), spec, "jax.jit first call")
+        return {"first": seconds}
+    start = time.perf_counter()
+    step = xlanb.jit(spec.step, tiered=True)
+    got, seconds = timed(lambda: step(*args))
+    tier = step.last_compiled.tier
+    assert step.wait_compiled(600), "background compile did not finish in 600 s"
+    switched = time.perf_counter() - start
+    assert_same_step(got, spec.numpy_step(*args), spec, "xlanb first call")
+    assert_same_step(step(*args), spec.numpy_step(*args), spec, "xlanb compiled call")
+    return {"first": seconds, "tier": tier, "switched": switched,
+            "final_tier": step.last_compiled.tier}
+
+
+def fresh_process(mode: str, name: str) -> dict:
+    """`first_call` in a new interpreter with its own empty kernel cache."""
+    import json
+    import subprocess
+    with tempfile.TemporaryDirectory(prefix="xlanb-first-") as cache:
+        env = dict(os.environ, XLANB_CACHE_DIR=cache)
+        env["XLANB_FLAGS"] = env.get("XLANB_FLAGS", "").replace("--xla_tiered=false", "")
+        command = [sys.executable, __file__, "--threads", str(ARGS.threads),
+                   "--first-call", mode, "--workload", name] + \
+            (["--quick"] if ARGS.quick else [])
+        done = subprocess.run(command, capture_output=True, text=True, env=env,
+                              timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(f"{mode} {name} first call failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def first_result_table() -> str:
+    """Time to first result, each in a fresh process with an empty cache."""
+    rows = [["workload", "numpy step ms", "numpy first ms", "xlanb first ms", "tier",
+             "target ms", "met", "jax first ms", "compiled after s"]]
+    for name in TRAINING_WORKLOADS:
+        numpy_run = fresh_process("numpy", name)
+        mine = fresh_process("xlanb", name)
+        theirs = fresh_process("jax", name) if jax is not None else None
+        target = 1.5 * numpy_run["steady"] + 0.05
+        rows.append([name, f"{numpy_run['steady'] * 1e3:.1f}",
+                     f"{numpy_run['first'] * 1e3:.1f}", f"{mine['first'] * 1e3:.1f}",
+                     mine["tier"], f"{target * 1e3:.1f}",
+                     "yes" if mine["first"] <= target else "no",
+                     f"{theirs['first'] * 1e3:.1f}" if theirs else "-",
+                     f"{mine['switched']:.2f}"])
+    return format_table(rows)
+
+
 def main() -> None:
     print(f"xlanb training benchmarks, {ARGS.threads} thread(s); BLAS: {blas_description()}")
+    print("\ntime to first result (fresh process, empty cache; tiered xlanb.jit):")
+    print(first_result_table())
+    print("target = 1.5 x the NumPy step (steady) + 50 ms; numpy first = its first call in "
+          "a fresh process; compiled after = from the first call until calls run compiled "
+          "code (the background compile)\n")
+    if ARGS.first_result_only:
+        return
     for line in check_gradients():
         print(f"check: {line}")
     rows = [["workload", "kernels", "numpy ms", "op-by-op ms", "xlanb ms", "jax ms",
@@ -132,4 +215,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if ARGS.first_call:
+        import json
+        print(json.dumps(first_call(ARGS.first_call, ARGS.workload, ARGS.quick)))
+    else:
+        main()

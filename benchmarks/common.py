@@ -23,6 +23,16 @@ def pin_threads(threads: int) -> None:
         os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
     if threads == 1 and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    compile_before_first_result()
+
+
+def compile_before_first_result() -> None:
+    """Benchmarks time compiled steps and compile times: a first call compiles before it
+    returns (`--xla_tiered=false`) instead of answering on the NumPy tier.  Time to first
+    result with tiering is measured on its own (bench_training.py)."""
+    text = os.environ.get("XLANB_FLAGS", "")
+    if "xla_tiered" not in text:
+        os.environ["XLANB_FLAGS"] = f"{text} --xla_tiered=false".strip()
 
 
 def blas_description() -> str:

@@ -188,6 +188,9 @@ class Compiled:
                     self.tier == "numpy":
                 raise
             return self._driver(*arrays)
+        finally:
+            if self.background is not None:
+                self.background.start()        # after the first answer (no-op later)
         self._numpy_calls += 1
         if self.background is not None and self.background.done and not self._warned:
             self._warned = True                  # failed: say so once, in the caller

@@ -127,14 +127,29 @@ def receive(stream):
 
 class Job:
     """One background compile: done when the program switched to its compiled executable
-    (`ok`) or stayed on the NumPy tier (`error` says why)."""
+    (`ok`) or stayed on the NumPy tier (`error` says why).  Sent to the worker by
+    `start()`, which the front end calls once the first call has its answer: the worker's
+    start-up then does not compete with that call for the CPU."""
 
-    def __init__(self, finish: Callable[[dict], None]):
-        self._finish, self._event = finish, threading.Event()
+    def __init__(self, request: dict, finish: Callable[[dict], None]):
+        self._request, self._finish, self._event = request, finish, threading.Event()
+        self._started = threading.Lock()
         self.ok, self.error = False, ""
+
+    def start(self) -> None:
+        """Send the request (once; later calls do nothing)."""
+        if not self._started.acquire(blocking=False):
+            return
+        try:
+            request_worker = worker()
+        except OSError as error:
+            self.complete({"ok": False, "error": f"cannot start the compile worker: {error}"})
+            return
+        request_worker.submit(self._request, self)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until the job is done (True) or `timeout` seconds passed (False)."""
+        self.start()
         return self._event.wait(timeout)
 
     @property
@@ -266,21 +281,15 @@ atexit.register(shutdown)
 
 def compile_in_background(graph: Graph, target: str, options, settings,
                           switch: Callable[[dict], None]) -> Job:
-    """Send `graph` to the worker; when it has compiled, `switch(reply)` runs on the reader
-    thread (it compiles in this process from the now warm disk cache and swaps tiers)."""
+    """A job compiling `graph` in the worker (sent by `Job.start()`); when the worker is
+    done, `switch(reply)` runs on the reader thread (it compiles in this process from the
+    now warm disk cache and swaps tiers)."""
     from .codegen.cache import cache_dir
-    job = Job(switch)
     worker_flags = dataclasses.replace(settings, xla_dump_to="", xla_trace_to="",
                                        xla_dump_kernels=False)
     request = {"graph": flatten_graph(graph), "target": target, "options": options,
-               "flags": worker_flags, "cache_dir": str(cache_dir()), "sent": time.time()}
-    try:
-        request_worker = worker()
-    except OSError as error:
-        job.complete({"ok": False, "error": f"cannot start the compile worker: {error}"})
-        return job
-    request_worker.submit(request, job)
-    return job
+               "flags": worker_flags, "cache_dir": str(cache_dir())}
+    return Job(request, switch)
 
 
 def add_worker_phases(report: CompileReport, reply: dict) -> None:

@@ -60,6 +60,10 @@ def main() -> None:
     from .background import receive, send
     requests, replies = _protocol_streams()
     _use_all_cores()
+    try:
+        os.nice(5)          # the caller's own calls (the NumPy tier) come first
+    except OSError:
+        pass
     while True:
         request = receive(requests)
         if request is None:

@@ -65,6 +65,7 @@ class _Source:
         self.names: dict[int, str] = {}
         self.converted: set[int] = set()          # ids of nodes written through _convert
         self.lines: list[str] = []
+        self.reuse = {} if fixes is None else reusable_operands(graph, fixes)
 
     def bind(self, value, prefix: str) -> str:
         name = f"_{prefix}{len(self.env)}"
@@ -105,6 +106,9 @@ class _Source:
             self.converted.add(id(node))
         elif node.ndim == 0:                    # ufuncs return NumPy scalars for rank 0
             self.lines.append(f"{name} = _asarray({expr})")
+        elif index in self.reuse:               # into a dead operand's array: no new memory
+            into = self.names[id(node.inputs[self.reuse[index]])]
+            self.lines.append(f"{name} = {expr[:-1]}, out={into})")
         else:
             self.lines.append(f"{name} = {expr}")
 
@@ -133,6 +137,53 @@ class _Source:
         code = builtins.compile(source, f"<xlanb numpy tier {self.graph.name}>", "exec")
         exec(code, self.env)
         return self.env["run"], source
+
+
+# Ops whose result may share memory with their first operand (a view, or the operand
+# itself); any op in neither this set nor FRESH may alias any of its operands.
+VIEWS = {Op.RESHAPE, Op.TRANSPOSE, Op.SLICE, Op.BROADCAST, Op.REVERSE, Op.REAL, Op.IMAG,
+         Op.DYNAMIC_SLICE, Op.ROUND, Op.CONJ}
+
+
+def reusable_operands(graph: Graph, fixes: set[int]) -> dict[int, int]:
+    """Node index -> position of an operand whose array the node's ufunc may write its
+    result into (`out=`): an array made by a FRESH op, of the result's shape and dtype,
+    that nothing reads later, neither itself nor any view of it.  Each array's views are
+    tracked by their root (the array they view); parameters, constants and the operands
+    of ops that may alias (library calls, loops) are never written."""
+    nodes = graph.nodes
+    index_of = {id(n): i for i, n in enumerate(nodes)}
+    last = {id(o): len(nodes) for o in graph.outputs}      # outputs live past the end
+    for i, node in enumerate(nodes):
+        for source in node.inputs:
+            last[id(source)] = max(last.get(id(source), -1), i)
+    root: dict[int, int] = {}
+    members: dict[int, list[int]] = {}           # root -> ids of the values sharing it
+    pinned: set[int] = set()
+    reuse: dict[int, int] = {}
+    for i, node in enumerate(nodes):
+        if node.op in UFUNCS and node.op is not Op.SELECT and node.ndim > 0 and \
+                i not in fixes:
+            for position, source in enumerate(node.inputs):
+                r = root.get(id(source))
+                if r is not None and r == id(source) and r not in pinned and \
+                        index_of[r] not in fixes and source.shape == node.shape and \
+                        source.dtype == node.dtype and \
+                        all(last.get(m, -1) <= i for m in members[r]):
+                    reuse[i] = position
+                    break
+        if i in reuse:
+            r = root[id(node.inputs[reuse[i]])]
+        elif node.op in VIEWS:
+            r = root.get(id(node.inputs[0]), id(node))
+        else:
+            r = id(node)
+            if node.op not in FRESH:               # may alias its operands, or is fixed
+                pinned.add(r)
+                pinned.update(root.get(id(s), id(s)) for s in node.inputs)
+        root[id(node)] = r
+        members.setdefault(r, []).append(id(node))
+    return reuse
 
 
 def _last_uses(graph: Graph) -> dict[int, list[int]]:
@@ -229,8 +280,10 @@ def plan_program(graph: Graph, options, report: CompileReport) -> NumpyTierExecu
     """The NumPy-tier executable of `graph`: the pass pipeline, then the plan.  Nothing is
     compiled; the report's timeline gets one `numpy-tier` phase holding the passes."""
     start = time.perf_counter()
+    # Not verified after each pass here: the background compile runs the same pipeline
+    # with the verifier, and the first call checks every value's dtype and shape.
     optimized, records = run_pipeline(graph, options.pipeline,
-                                      disabled=options.disabled_passes)
+                                      disabled=options.disabled_passes, verify_each=False)
     executable = NumpyTierExecutable(graph, optimized, report)
     report.add("numpy-tier", "tier", start, time.perf_counter() - start,
                passes={r.name: r.seconds for r in records},

@@ -169,3 +169,30 @@ def test_corpus_size():
                for cls in EXPECTED_JIT_ERRORS.values())
     assert counts["new programs"] >= 120
     assert counts["corpus total"] >= 150
+
+
+@pytest.fixture
+def numpy_tier_only(monkeypatch):
+    """Tiered jit whose background compile never runs: every call stays on the NumPy
+    tier (a failing call then raises its own error instead of waiting for kernels)."""
+    from xlanb_runtime import background, numpy_tier
+    monkeypatch.setattr(background.Job, "start", lambda self: None)
+    monkeypatch.setattr(background.Job, "wait", lambda self, timeout=None: True)
+    calls = []
+    driver = numpy_tier.NumpyProgram.driver
+
+    def counted(self, *arrays):
+        calls.append(self)
+        return driver(self, *arrays)
+    monkeypatch.setattr(numpy_tier.NumpyProgram, "driver", counted)
+    with flags.overriding(xla_tiered=True):
+        yield calls
+
+
+@pytest.mark.parametrize("prog", PROGRAMS, ids=[p.name for p in PROGRAMS])
+def test_program_on_numpy_tier(prog, numpy_tier_only, tmp_path, monkeypatch):
+    """The NumPy tier (the optimized graph op by op) gives NumPy's answers, write-backs
+    and sharing, as the compiled program does."""
+    monkeypatch.setenv("XLANB_CACHE_DIR", str(tmp_path))     # nothing compiled before
+    test_program_under_jit(prog)
+    assert numpy_tier_only or prog.name in EXPECTED_JIT_ERRORS, "ran no NumPy-tier call"

@@ -248,6 +248,17 @@ class _ClusteringContext(TraceContext):
         self.report.record_break(type(leaf).__name__, user_location(), "a random generator "
                                  "argument: its draws run with NumPy on every call")
 
+    def random_draw(self, func, args: tuple, kwargs: dict, what: str) -> Any:
+        """`np.random.<name>(...)` runs with NumPy when the trace gets here (a break)."""
+        return self.call_unsupported(func, args, kwargs, what)
+
+    def drew_while_tracing(self, fn, bit_generators: list) -> None:
+        """A global generator drew while tracing: eager, so right for this call; a break
+        keeps the trace from being cached as a whole program that would repeat it."""
+        self.breaks += 1
+        self.report.record_break("random draw", user_location(), "a random generator that "
+                                 "is not an argument was drawn from")
+
     def write_untraced(self, func, args: tuple, kwargs: dict, what: str, error) -> Any:
         """NumPy writes into the untraced array (a global) when the trace gets here."""
         return self.call_unsupported(func, args, kwargs, what)

@@ -3,8 +3,9 @@ the generator makes now, and the statuses it reports are what `jit` does.
 
 Each status is checked by running a call of that name: "fused" and "library call" compile
 under `jit` (a library call's program has a library-call kernel) and match NumPy;
-"unsupported" raises UnsupportedNumPyFunctionError with advice; "fallback only" raises a
-named error under `jit`; both of the last two run under `must_compile=False`.
+"unsupported" raises UnsupportedNumPyFunctionError with advice; "data-dependent shape" raises
+DataDependentShapeError saying what to use instead, "fallback only" a named error under
+`jit`; the last three run under `must_compile=False`.
 """
 from __future__ import annotations
 
@@ -79,6 +80,10 @@ EXAMPLES = {
     "np.ptp": lambda x: np.ptp(x),
     "np.cbrt": lambda x: np.cbrt(x),
     "np.apply_along_axis": lambda x: np.apply_along_axis(np.sum, 0, x),
+    "np.float32": lambda x: np.float32(x) * 2,
+    "np.int64": lambda x: np.int64(x[1]) + x,
+    "np.random.normal": lambda x: (np.random.seed(0), x + np.random.normal(size=6))[1],
+    "np.bincount": lambda x: np.bincount(x.astype(np.int64)),
 }
 
 
@@ -90,7 +95,10 @@ def observed_status(fn) -> str:
     except UnsupportedNumPyFunctionError as error:
         assert error.hint, f"no advice in {error}"
         status = support.UNSUPPORTED
-    except (DataDependentShapeError, ConcretizationError):
+    except DataDependentShapeError as error:
+        assert "must_compile=False" in str(error), f"no advice in {error}"
+        status = support.DATA_DEPENDENT
+    except ConcretizationError:
         status = support.FALLBACK
     else:
         np.testing.assert_allclose(compiled(X), expected, rtol=1e-12)

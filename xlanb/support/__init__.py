@@ -10,9 +10,12 @@ current).  Nothing here is a hand-written status: each comes from the lowering r
                  Ufuncs and ndarray members: a trace of a small call succeeds.
   library call   lowered to a `library-call` node: NumPy or LAPACK runs inside the compiled
                  program, between kernels (`lowering.library.LIBRARY_FUNCTIONS`).
-  fallback only  never compiled by design: the result's shape depends on values
-                 (`lowering.DATA_DEPENDENT`: np.unique, np.nonzero), a draw from NumPy's
-                 global random state, or a value needed in Python (`x.item()`).  `jit`
+  data-dependent shape  never compiled by design: the result's shape (or dtype) depends
+                 on the values (`lowering.DATA_DEPENDENT`: np.unique, np.nonzero).  `jit`
+                 raises DataDependentShapeError, which says what to use instead;
+                 `jit(f, must_compile=False)` runs it with NumPy.  Counted apart, so the
+                 comparison with Numba (which returns such arrays) stays honest.
+  fallback only  never compiled by design: a value needed in Python (`x.item()`).  `jit`
                  raises a named error; `jit(f, must_compile=False)` runs it with NumPy.
   unsupported    no lowering yet: `jit` raises UnsupportedNumPyFunctionError, which says
                  what to do; `jit(f, must_compile=False)` runs it with NumPy.
@@ -34,7 +37,8 @@ from typing import Any, Callable
 import numpy as np
 
 FUSED, LIBRARY, FALLBACK, UNSUPPORTED = "fused", "library call", "fallback only", "unsupported"
-STATUSES = (FUSED, LIBRARY, FALLBACK, UNSUPPORTED)
+DATA_DEPENDENT = "data-dependent shape"
+STATUSES = (FUSED, LIBRARY, DATA_DEPENDENT, FALLBACK, UNSUPPORTED)
 COMPILED = (FUSED, LIBRARY)
 ABSENT = "not in this NumPy"           # a Numba-listed name NumPy has since removed
 
@@ -102,16 +106,14 @@ def function_status(func: Callable) -> tuple[str, str]:
     if func in functions:
         return FUSED, ""
     if func in data_dependent:
-        return FALLBACK, "the output's shape depends on the values"
+        return DATA_DEPENDENT, _data_dependent_note(func)
     if func in creation:
         return FUSED, "made when traced: a constant of the program that takes traced writes"
-    if is_random_draw(func) or _is_generator_method(func):
-        return FALLBACK, _RANDOM_NOTE
-    if getattr(func, "__module__", "") == "numpy.random":    # np.random.ranf: not a bound
-        return UNSUPPORTED, ("not intercepted: runs once when traced, not on every call; "
-                             "use xlanb.random with a key")
+    if is_random_draw(func) or _is_generator_method(func) or \
+            getattr(func, "__module__", "") == "numpy.random":      # np.random.seed, ranf
+        return random_status(func)
     if isinstance(func, type) and issubclass(func, np.generic):     # np.float32(x)
-        status, note = _probe_status(lambda x: func(x[0]), (3,), np.float64)
+        status, note = _probe_call(_user_probe(f"np.{func.__name__}(x[0])"), (np.ones(3),))
         return (status or UNSUPPORTED), note
     return UNSUPPORTED, ""
 
@@ -126,27 +128,31 @@ def _probe_status(fn: Callable, shape, dtype, *more) -> tuple[str, str]:
     """Trace `fn` on arrays of `shape`/`dtype` (and `more` (shape, dtype) pairs): the
     status is what tracing does.  ("", note) when the probe itself was wrong (a TypeError
     from its arguments): the caller decides from the registry."""
+    args = [np.ones(shape, dtype)] + [np.ones(s, d) for s, d in more]
+    return _probe_call(fn, tuple(args))
+
+
+def _probe_call(fn: Callable, args: tuple) -> tuple[str, str]:
+    """`_probe_status` on these arguments."""
     from xlanb_runtime.ir import Op
     from ..errors import (CompileError, ConcretizationError, DataDependentShapeError,
                           UnsupportedNumPyFunctionError)
     from ..tracing.tracer import Tracer, trace
-    args = [np.ones(shape, dtype)] + [np.ones(s, d) for s, d in more]
 
     def kept(*xs):                        # traced results, and the inputs (never empty)
         result = fn(*xs)
         leaves = result if isinstance(result, (tuple, list)) else [result]
-        return tuple(r for r in leaves if isinstance(r, Tracer)) + xs
+        return tuple(r for r in leaves if isinstance(r, Tracer)) + \
+            tuple(x for x in xs if isinstance(x, Tracer))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            traced = trace(kept, tuple(args), name="probe")
+            traced = trace(kept, args, name="probe")
     except DataDependentShapeError:
-        return FALLBACK, "the output's shape depends on the values"
+        return DATA_DEPENDENT, _DATA_DEPENDENT_NOTE
     except ConcretizationError:
         return FALLBACK, "needs a value in Python"
-    except UnsupportedNumPyFunctionError as error:
-        if "random" in str(error):
-            return FALLBACK, _RANDOM_NOTE
+    except UnsupportedNumPyFunctionError:
         return UNSUPPORTED, ""
     except CompileError as error:
         return "", type(error).__name__
@@ -157,7 +163,56 @@ def _probe_status(fn: Callable, shape, dtype, *more) -> tuple[str, str]:
     return (LIBRARY if ops & library_ops else FUSED), ""
 
 
-_RANDOM_NOTE = "draws from NumPy's random state: use xlanb.random with a key"
+_RANDOM_NOTE = "NumPy's own draw at run time, on the same state: NumPy's stream"
+_DATA_DEPENDENT_NOTE = ("the output's shape depends on the values: use a mask "
+                        "(np.where(mask, x, 0)) or must_compile=False")
+
+
+def _data_dependent_note(func) -> str:
+    """What the error says to use instead (lowering.DATA_DEPENDENT_HINTS)."""
+    from ..tracing.lowering import DATA_DEPENDENT_HINTS
+    hint = DATA_DEPENDENT_HINTS.get(func)
+    if hint is None:
+        return _DATA_DEPENDENT_NOTE
+    return f"the output's shape depends on the values: {hint[0].lower()}{hint[1:]}, or " \
+        "must_compile=False"
+
+# Arguments for the probe calls of random draws (the rest take none).
+_RANDOM_ARGS = {
+    "beta": (2.0, 3.0), "binomial": (5, 0.5), "chisquare": (2.0,), "dirichlet": ([1.0, 2.0],),
+    "f": (2.0, 3.0), "gamma": (2.0,), "geometric": (0.5,), "hypergeometric": (5, 5, 3),
+    "logseries": (0.5,), "multinomial": (5, [0.5, 0.5]), "negative_binomial": (5, 0.5),
+    "noncentral_chisquare": (2.0, 1.0), "noncentral_f": (2.0, 3.0, 1.0), "pareto": (2.0,),
+    "power": (2.0,), "standard_gamma": (2.0,), "standard_t": (3.0,),
+    "triangular": (0.0, 0.5, 1.0), "vonmises": (0.0, 1.0), "wald": (1.0, 1.0),
+    "weibull": (2.0,), "zipf": (2.0,), "rand": (3,), "randn": (3,), "randint": (0, 5),
+    "integers": (0, 5), "choice": (5,), "permutation": (5,), "seed": (0,),
+    "shuffle": ("x",),
+}
+
+
+def _user_probe(call: str, *more: str) -> Callable:
+    """`def probe(x, *more): return call` as if a user wrote it: from a file that is not
+    xlanb's own, so tracing intercepts the calls that only user code gets intercepted
+    (np.random draws, np.float32(x)).  A None result returns x."""
+    source = (f"def probe({', '.join(('x',) + more)}):\n    r = {call}\n"
+              "    return x if r is None else x[0] * 0 + r\n")
+    scope: dict = {"np": np}
+    exec(compile(source, "support_probe.py", "exec"), scope)    # noqa: S102 (our text)
+    return scope["probe"]
+
+
+def random_status(func) -> tuple[str, str]:
+    """A random draw's status: trace a call of it spelled as users spell it (through the
+    module, or on a Generator argument) from a file that is not xlanb's own."""
+    name = func.__name__
+    args = ", ".join("x" if a == "x" else repr(a) for a in _RANDOM_ARGS.get(name, ()))
+    on_argument = _is_generator_method(func) and getattr(func, "__self__", None) is None
+    call = f"rng.{name}({args})" if on_argument else f"np.random.{name}({args})"
+    rng = np.random.RandomState(0) if "RandomState." in func.__qualname__ else \
+        np.random.default_rng(0)
+    status, note = _probe_call(_user_probe(call, "rng"), (np.ones(3), rng))
+    return status or UNSUPPORTED, note or (_RANDOM_NOTE if status in COMPILED else "")
 
 # Example calls for the listed names that never reach the lowering registry: functions
 # and classes that take no array (window functions, np.iinfo) or are written in Python on
@@ -394,11 +449,13 @@ def summary_lines(entries: list[Entry]) -> list[str]:
         f"Numba's documented NumPy support: {numba['total']} names in NumPy {_np_version()}"
         f" ({absent} more are no longer in NumPy); Numba compiles all {numba['total']}.",
         f"xlanb compiles {numba['compiled']} of them: {numba[FUSED]} fused, "
-        f"{numba[LIBRARY]} as library calls; {numba[FALLBACK]} fallback only, "
+        f"{numba[LIBRARY]} as library calls; {numba[DATA_DEPENDENT]} have data-dependent "
+        f"shapes (a named error under jit by design), {numba[FALLBACK]} fallback only, "
         f"{numba[UNSUPPORTED]} unsupported.",
         f"Over all {every['total']} names in the table: {every['compiled']} compiled "
-        f"({every[FUSED]} fused, {every[LIBRARY]} library calls), {every[FALLBACK]} "
-        f"fallback only, {every[UNSUPPORTED]} unsupported.",
+        f"({every[FUSED]} fused, {every[LIBRARY]} library calls), {every[DATA_DEPENDENT]} "
+        f"data-dependent shapes, {every[FALLBACK]} fallback only, "
+        f"{every[UNSUPPORTED]} unsupported.",
     ]
 
 
@@ -408,9 +465,9 @@ def format_text(entries: list[Entry], numba_only: bool = False,
             and (status is None or e.status == status)]
     width = max((len(e.name) for e in rows), default=10) + 2
     lines = summary_lines(entries) + [""]
-    lines.append(f"{'name':<{width}}{'status':<19}{'numba':<7}note")
+    lines.append(f"{'name':<{width}}{'status':<22}{'numba':<7}note")
     for e in rows:
-        lines.append(f"{e.name:<{width}}{e.status:<19}{'yes' if e.numba else '':<7}{e.note}"
+        lines.append(f"{e.name:<{width}}{e.status:<22}{'yes' if e.numba else '':<7}{e.note}"
                      .rstrip())
     return "\n".join(lines) + "\n"
 
@@ -439,9 +496,11 @@ def format_markdown(entries: list[Entry]) -> str:
     meaning = {
         FUSED: "lowered to IR ops that fuse into compiled kernels",
         LIBRARY: "a library call (NumPy/LAPACK) inside the compiled program",
-        FALLBACK: "never compiled by design (value-dependent shape, random state, "
-                  "a Python value): `jit` raises a named error, "
-                  "`jit(f, must_compile=False)` runs it with NumPy",
+        DATA_DEPENDENT: "never compiled by design: the result's shape depends on the "
+                        "values; `jit` raises DataDependentShapeError saying what to use "
+                        "instead, `jit(f, must_compile=False)` runs it with NumPy",
+        FALLBACK: "never compiled by design (a value needed in Python): `jit` raises a "
+                  "named error, `jit(f, must_compile=False)` runs it with NumPy",
         UNSUPPORTED: "no lowering yet: `jit` raises UnsupportedNumPyFunctionError, "
                      "`jit(f, must_compile=False)` runs it with NumPy",
     }

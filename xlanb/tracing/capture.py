@@ -42,6 +42,12 @@ CREATION = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_
             "tri", "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
             "copy", "diag", "fromfunction", "indices", "frombuffer")
 _TRACED_KINDS = "biufc"
+# Scalar types whose call on a traced value is a cast (`np.float32(x)`).
+SCALAR_TYPES = ("bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                "uint32", "uint64", "intc", "uintc", "intp", "uintp", "float32", "float64",
+                "complex64", "complex128", "single", "double", "csingle", "cdouble", "byte",
+                "ubyte", "short", "ushort", "long", "ulong", "longlong", "ulonglong")
+_ABSENT = object()                 # a `_wrappers` entry whose name leaves the module's dict
 
 _CAPTURING: contextvars.ContextVar[bool] = contextvars.ContextVar("xlanb_capture",
                                                                   default=False)
@@ -117,44 +123,132 @@ def _install() -> None:
         _build_wrappers()
     for (module, name), (original, wrapper) in _wrappers.items():
         _originals[(module, name)] = original
-        setattr(module, name, wrapper)
+        if wrapper is _ABSENT:
+            delattr(module, name)        # served by `_numpy_getattr` while traces run
+        else:
+            setattr(module, name, wrapper)
 
 
 def _build_wrappers() -> None:
     """The wrappers, made once: installing them is then a few dozen attribute writes,
     which auto-clustering does at every break."""
+    # NumPy's scalar types stay types (`x.dtype.type is np.float32` must hold): they leave
+    # the module's dict while traces run, and the module's __getattr__ hands out the type
+    # itself, or a cast where user code calls it on a traced value (`np.float32(x)`).
+    _wrappers[(np, "__getattr__")] = (np.__dict__.get("__getattr__"), _numpy_getattr)
+    for name in SCALAR_TYPES:
+        scalar_type = np.__dict__.get(name)
+        if isinstance(scalar_type, type) and issubclass(scalar_type, np.generic):
+            _wrappers[(np, name)] = (scalar_type, _ABSENT)
     for name in CREATION:
         original = getattr(np, name, None)
         if original is not None:
             _wrappers[(np, name)] = (original, _wrap(original))
     for name in dir(np.random):                   # the global RandomState's draws
         original = getattr(np.random, name)
-        if isinstance(getattr(original, "__self__", None), np.random.RandomState) and \
-                not name.startswith(("seed", "get_", "set_")):
+        if (isinstance(getattr(original, "__self__", None), np.random.RandomState)
+                and not name.startswith(("seed", "get_", "set_"))) or name == "seed":
             _wrappers[(np.random, name)] = (original, _wrap_draw(original,
                                                                  f"np.random.{name}"))
+    for name in ("ranf", "sample"):               # aliases of random_sample
+        original = getattr(np.random, name, None)
+        if original is not None:
+            _wrappers[(np.random, name)] = (original, _wrap_draw(
+                original, f"np.random.{name}", np.random.mtrand._rand.random_sample))
+    # unseeded: new numbers on every call (np.random.RandomState stays a class: user code
+    # tests isinstance against it)
+    _wrappers[(np.random, "default_rng")] = (np.random.default_rng, _wrap_unseeded(
+        np.random.default_rng, "np.random.default_rng"))
 
 
 def _uninstall() -> None:
-    for (module, name), original in _originals.items():
-        setattr(module, name, original)
+    # in reverse: the scalar types are back before NumPy's own module __getattr__ is
+    for (module, name), original in reversed(list(_originals.items())):
+        if original is None:
+            delattr(module, name)
+        else:
+            setattr(module, name, original)
     _originals.clear()
 
 
-def _wrap_draw(original, what: str):
-    """Draws change on every call: a break under auto-clustering, an error under jit."""
+def _wrap_draw(original, what: str, drawn=None):
+    """Draws change on every call: a chained draw of the program under jit (NumPy's own
+    call at run time), a break under auto-clustering (`TraceContext.random_draw`).
+    `drawn`: the global RandomState's method an alias (np.random.ranf) calls."""
     name = original.__name__
 
     @functools.wraps(original)
     def draw(*args, **kwargs):
         if not _CAPTURING.get() or not _from_user_code(sys._getframe(1), name):
             return original(*args, **kwargs)
-        from .lowering import unsupported
-        with suspended():
-            return unsupported(original, args, kwargs, what)
+        from .source import entry
+        from .tracer import current_context
+        context = current_context()
+        if context is None:
+            return original(*args, **kwargs)
+        with suspended(), entry(what):
+            return context.random_draw(drawn or original, args, kwargs, what)
     draw._xlanb_capture = True
     draw.__wrapped__ = original
     return draw
+
+
+def _wrap_unseeded(original, what: str):
+    """`np.random.default_rng()` with no seed in the traced function: its draws differ on
+    every call, so they cannot be made while tracing (a seeded one repeats, as NumPy's)."""
+    name = original.__name__
+
+    @functools.wraps(original)
+    def make(*args, **kwargs):
+        seed = args[0] if args else kwargs.get("seed")
+        if seed is not None or not _CAPTURING.get() or \
+                not _from_user_code(sys._getframe(1), name):
+            return original(*args, **kwargs)
+        from .lowering import unsupported
+        with suspended():
+            return unsupported(original, args, kwargs, what)
+    make._xlanb_capture = True
+    make.__wrapped__ = original
+    return make
+
+
+def _numpy_getattr(name: str):
+    """`numpy.<name>` for the scalar types taken out of NumPy's dict while traces run: the
+    type itself, except where user code calls it at once (`np.float32(x)`)."""
+    scalar_type = _originals.get((np, name)) or _wrappers.get((np, name), (None,))[0]
+    if isinstance(scalar_type, type):
+        frame = sys._getframe(1)
+        if _CAPTURING.get() and not is_library_file(frame.f_code.co_filename) and \
+                is_callee_load(frame, name):
+            return _scalar_constructor(scalar_type)
+        return scalar_type
+    numpy_getattr = _wrappers[(np, "__getattr__")][0]
+    if numpy_getattr is None:
+        raise AttributeError(f"module 'numpy' has no attribute {name!r}")
+    return numpy_getattr(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _scalar_constructor(scalar_type: type):
+    """`np.float32(x)`: on a traced value NumPy's cast (`x.astype`, the same array when
+    the dtype already matches and it has dimensions; a 0-d value stays 0-d, as NumPy's
+    scalar); anything else goes to the type itself."""
+    def construct(*args, **kwargs):
+        if len(args) != 1 or kwargs or not _holds_tracer(args[0]):
+            return scalar_type(*args, **kwargs)
+        from .lowering.complex_numbers import astype
+        from .source import entry
+        from .tracer import Tracer
+        value, dtype = args[0], np.dtype(scalar_type)
+        if isinstance(value, Tracer) and value.ndim > 0 and value.dtype == dtype:
+            return value
+        if not isinstance(value, Tracer):                  # np.float32([a, b])
+            from .lowering.promote import wrap
+            value = wrap(_stack_nested(value))
+        with suspended(), entry(f"np.{scalar_type.__name__}"):
+            return astype(value, dtype)
+    construct.__name__ = scalar_type.__name__
+    return construct
 
 
 _SKIPPED = frozenset({"PRECALL", "KW_NAMES", "CACHE", "EXTENDED_ARG", "NOP", "PUSH_NULL"})
@@ -166,6 +260,13 @@ _LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "LOAD_NAME", "LOA
 def _callee_name(instructions: list, k: int) -> str | None:
     """The name loaded as the callable of the call at `instructions[k]`, walking back over
     its arguments by stack effect (None when the code between is not straight-line)."""
+    load = _callee_load(instructions, k)
+    return None if load is None else load.argval
+
+
+def _callee_load(instructions: list, k: int):
+    """The instruction that loads the callable of the call at `instructions[k]` (None when
+    the code between is not straight-line)."""
     call = instructions[k]
     need = (call.arg or 0) + (1 if call.opname == "CALL_KW" else 0)
     depth, started = 0, False
@@ -176,7 +277,7 @@ def _callee_name(instructions: list, k: int) -> str | None:
             continue
         started = True
         if depth == need:
-            return ins.argval if ins.opname in _LOADS and isinstance(ins.argval, str) else None
+            return ins if ins.opname in _LOADS and isinstance(ins.argval, str) else None
         if getattr(ins, "is_jump_target", False) or "JUMP" in ins.opname:
             return None
         depth += dis.stack_effect(ins.opcode, ins.arg, jump=False) if ins.arg is not None \
@@ -193,6 +294,21 @@ def _call_sites(code) -> tuple[list[int], dict[int, str | None]]:
     names = {ins.offset: _callee_name(instructions, k)
              for k, ins in enumerate(instructions) if ins.opname in _CALLS}
     return offsets, names
+
+
+@functools.lru_cache(maxsize=4096)
+def _callee_loads(code) -> dict[int, str]:
+    """Offset -> name of each instruction that loads the callable of a call."""
+    instructions = list(dis.get_instructions(code))
+    loads = (_callee_load(instructions, k) for k, ins in enumerate(instructions)
+             if ins.opname in _CALLS)
+    return {load.offset: load.argval for load in loads if load is not None}
+
+
+def is_callee_load(frame, name: str) -> bool:
+    """Whether `frame` is loading `name` to call it at once (`np.float32(x)`), not to
+    compare or pass it (`x.dtype.type is np.float32`, `astype(np.float32)`)."""
+    return _callee_loads(frame.f_code).get(frame.f_lasti) == name
 
 
 def is_direct_call(frame, name: str) -> bool:

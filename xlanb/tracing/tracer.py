@@ -75,6 +75,8 @@ class TraceContext:
         # one raised inside `a[0] = t` into "setting an array element with a sequence"
         self.conversion_error: BaseException | None = None
         self.argument_roots: set[int] = set()       # id() of the Tracers of array arguments
+        self.random_token: Node | None = None       # the last random draw's state token
+        self.random_draws = 0
 
     # -- building ----------------------------------------------------------------------------
     def new_param(self, shape: Sequence[int], dtype, value: np.ndarray | None = None) -> "Tracer":
@@ -131,14 +133,29 @@ class TraceContext:
             "compiling it has a shape and dtype and no value",
             op_name=what, location=user_location(), hint=_CONCRETIZE_HINT)
 
-    def random_state_argument(self, leaf: Any) -> None:
-        """An argument is a NumPy random generator: its draws would be baked in."""
-        raise UnsupportedNumPyFunctionError(
-            f"an argument is a {type(leaf).__name__}: its draws change on every call, but a "
-            "compiled program would repeat the first call's numbers",
-            op_name=getattr(leaf, "__class__", type(leaf)).__name__, location=user_location(),
-            hint="Draw outside and pass the arrays in, use `xlanb.random` with a key, or "
-            "`xlanb.jit(f, must_compile=False)`")
+    def random_state_argument(self, leaf: Any) -> Any:
+        """An argument is a NumPy Generator/RandomState: the function gets a stand-in whose
+        draws are chained library calls on `leaf` at run time (None: trace `leaf` as is)."""
+        if isinstance(leaf, np.random.BitGenerator):
+            raise UnsupportedNumPyFunctionError(
+                "an argument is a bit generator: its raw draws cannot be compiled",
+                op_name=type(leaf).__name__, location=user_location(),
+                hint="Pass a `np.random.Generator` instead, or "
+                "`xlanb.jit(f, must_compile=False)`")
+        from .lowering.random_draws import TracedRandomState
+        return TracedRandomState(leaf)
+
+    def random_draw(self, func: Callable, args: tuple, kwargs: dict, what: str) -> Any:
+        """`np.random.<name>(...)` (NumPy's global state) called by the traced function:
+        a chained draw that runs NumPy's own function on every run of the program."""
+        from .lowering.random_draws import draw
+        return draw(None, func.__name__, args, kwargs, what)
+
+    def drew_while_tracing(self, fn: Callable, bit_generators: list) -> None:
+        """A random state that is not an argument (a global `rng`) was drawn from while
+        tracing: the program would repeat those numbers.  Default: raise."""
+        from .lowering.random_draws import baked_draw_error
+        raise baked_draw_error(fn, bit_generators)
 
     def write_untraced(self, func: Callable, args: tuple, kwargs: dict, what: str,
                        error: CompileError) -> Any:
@@ -500,7 +517,8 @@ class Traced:
     graph.params[p] is the array leaf `param_leaves[p]` of `flatten_args(args, kwargs,
     static_argnums)`, or, for p in `flat_params`, the flat memory of that leaf's owner (an
     alias group).  graph.outputs are the output leaves in `out_tree` order, then one output
-    per `writebacks` entry (param index, output index).  `const_outputs` maps output index
+    per `writebacks` entry (param index, output index), then `effects` outputs that keep
+    random draws live (nobody reads them).  `const_outputs` maps output index
     -> the plain value the function returned there; `arg_outputs` output index -> the
     argument (or view of one) returned there (`boundary.ArgOutput`).
     """
@@ -515,11 +533,12 @@ class Traced:
     flat_params: frozenset = frozenset()
     alias_key: Any = None
     scalar_params: frozenset = frozenset()        # params that are Python scalars
+    effects: int = 0          # trailing outputs that only keep effects live (random draws)
 
     @property
     def is_pure(self) -> bool:
         """No argument written, returned or aliased: outputs are just the program's."""
-        return not (self.writebacks or self.arg_outputs or self.flat_params)
+        return not (self.writebacks or self.arg_outputs or self.flat_params or self.effects)
 
     def unflatten_outputs(self, values: Sequence[Any]) -> Any:
         return tree_unflatten(self.out_tree, list(values)[:self.out_tree.num_leaves])
@@ -577,7 +596,10 @@ class _Arguments:
         flat_roots: dict = {}
         for i, leaf in enumerate(leaves):
             if isinstance(leaf, _RANDOM_STATES):
-                context.random_state_argument(leaf)
+                stand_in = context.random_state_argument(leaf)
+                if stand_in is not None:           # draws on it are chained library calls
+                    self.traced.append(stand_in)
+                    continue
             if i in same:
                 tracer = self.traced[same[i]]
             elif i in grouped:
@@ -666,6 +688,8 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
         dynamic, traced_kwargs = tree_unflatten(in_tree, arguments.traced)
         dynamic = iter(dynamic)
         call_args = [a if i in static else next(dynamic) for i, a in enumerate(args)]
+        from .lowering.random_draws import drawn_since, snapshot_states
+        states = snapshot_states()
         with capture_creation():
             try:
                 result = fn(*call_args, **traced_kwargs)
@@ -676,6 +700,9 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
                 raise
         if context.conversion_error is not None:   # caught by the user's code, which
             raise context.conversion_error         # then went on without the value
+        drawn = drawn_since(states)
+        if drawn:                                  # a global `rng`: its numbers baked in
+            context.drew_while_tracing(fn, drawn)
         out_leaves, out_tree = tree_flatten(result)
         outputs, consts, arg_outputs = [], {}, {}
         from .lowering.masked import MaskedSelection
@@ -696,6 +723,10 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
         for p, root in arguments.writebacks():
             writebacks.append((p, len(outputs)))
             outputs.append(root.node)
+        effects = 0
+        if context.random_token is not None:       # keeps every draw live (the caller
+            outputs.append(context.random_token)   # ignores it)
+            effects = 1
     finally:
         _ACTIVE.reset(token)
         context.active = False
@@ -703,7 +734,8 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
     aliases = arguments.aliases
     return Traced(graph, in_tree, out_tree, tuple(arguments.param_leaves), static_args,
                   consts, tuple(writebacks), arg_outputs, frozenset(arguments.flat_params),
-                  aliases.key if aliases else None, frozenset(context.scalar_leaves))
+                  aliases.key if aliases else None, frozenset(context.scalar_leaves),
+                  effects)
 
 
 def is_traceable_leaf(leaf: Any) -> bool:

@@ -38,6 +38,7 @@ class LibraryFunction:
     results: Callable[..., Types]          # (inputs, **params) -> [(shape, dtype), ...]
     flops: Callable[..., float]            # (inputs, **params) -> estimated flops
     writes_out: bool = False               # takes `out=`: writes into the program's buffer
+    binder: Callable[[dict], Callable] | None = None   # a call of its own (random draws)
 
     @functools.cached_property
     def function(self) -> Callable:
@@ -51,6 +52,8 @@ class LibraryFunction:
     def bind(self, params: dict) -> Callable[..., Any]:
         """NumPy's call with these params: `(*arrays, [out=]) -> NumPy's result`, with
         the keyword arrays (`keyword_arrays`) split off once, not per call."""
+        if self.binder is not None:
+            return self.binder(dict(params))
         params = dict(params)
         keyword = tuple(params.pop("keyword_arrays", ()))
         function = self.function
@@ -488,3 +491,11 @@ register("np.sort_complex", lambda ins: [(ins[0].shape,
                                           numpy_dtypes(np.sort_complex, ins)[0])], _sort_flops)
 register("np.i0", lambda ins: [(ins[0].shape, numpy_dtypes(np.i0, ins)[0])],
          lambda ins, **p: 60.0 * math.prod(ins[0].shape))
+
+
+# -- draws from NumPy's random state (random_calls.py: effects, chained in trace order) ------
+
+from . import random_calls as _random_calls  # noqa: E402
+
+FUNCTIONS[_random_calls.NAME] = LibraryFunction(_random_calls.NAME, _random_calls.results,
+                                                _linear_flops, binder=_random_calls.bind)

@@ -74,6 +74,37 @@ DATA_DEPENDENT = {np.unique, np.nonzero, np.argwhere, np.flatnonzero, np.extract
 DATA_DEPENDENT_DETAIL: dict[Callable, str] = {}     # a reason of its own (np.linalg.eig)
 _DATA_DEPENDENT_HINT = ("Keep shapes static with a mask, e.g. `np.where(mask, x, 0)`, "
                         "or `xlanb.jit(f, must_compile=False)` to run it with NumPy")
+_MASK = ("Use the mask itself: `np.where(mask, x, 0)` keeps the shape, `x[mask].sum()` (or "
+         ".mean(), .max()) and `np.count_nonzero(mask)` reduce it")
+_SET = "`np.isin(x, y)` gives a mask of x's shape"
+# What to use instead, per function (the error's hint and the support table's note); each
+# ends with `must_compile=False`, which runs the call with NumPy.
+DATA_DEPENDENT_HINTS: dict[Callable, str] = {
+    np.nonzero: _MASK, np.argwhere: _MASK, np.flatnonzero: _MASK, np.extract: _MASK,
+    np.compress: _MASK, np.where: _MASK, np.ndarray.nonzero: _MASK,
+    np.unique: "Sort (`s = np.sort(x)`) and mark first occurrences with `s[1:] != s[:-1]`, "
+               "a mask of static shape",
+    np.bincount: "Count into a length known when tracing: `(x[:, None] == np.arange(n))"
+                 ".sum(0)`",
+    np.intersect1d: _SET, np.union1d: _SET, np.setdiff1d: _SET, np.setxor1d: _SET,
+    np.trim_zeros: "Slice with bounds known when tracing, or keep the zeros",
+    np.roots: "Evaluate the polynomial with `np.polyval` where that is what you need",
+    np.linalg.eig: "Use `np.linalg.eigh` for a symmetric or Hermitian matrix (a fixed dtype)",
+    np.linalg.eigvals: "Use `np.linalg.eigvalsh` for a symmetric or Hermitian matrix",
+    np.linalg.lstsq: "Use `np.linalg.pinv(a) @ b` (the least-squares solution, fixed shape)",
+    np.real_if_close: "Use `np.real(x)` where the values are known to be real",
+}
+for _name in ("unique_all", "unique_counts", "unique_inverse", "unique_values"):
+    if hasattr(np, _name):
+        DATA_DEPENDENT_HINTS[getattr(np, _name)] = DATA_DEPENDENT_HINTS[np.unique]
+
+
+def data_dependent_hint(func: Callable) -> str:
+    """What to use instead of `func` under jit, ending with the must_compile=False way."""
+    specific = DATA_DEPENDENT_HINTS.get(func)
+    if specific is None:
+        return _DATA_DEPENDENT_HINT
+    return f"{specific}, or `xlanb.jit(f, must_compile=False)` to run it with NumPy"
 
 
 def is_data_dependent(func: Callable, args: tuple) -> bool:
@@ -88,7 +119,14 @@ def unsupported_error(func: Callable, args: tuple, what: str) -> CompileError:
         return DataDependentShapeError(
             DATA_DEPENDENT_DETAIL.get(func, "the output shape depends on the input values, "
                                       "so the shape is not inferable at compile time"),
-            op_name=what, location=loc, hint=_DATA_DEPENDENT_HINT)
+            op_name=what, location=loc, hint=data_dependent_hint(func))
+    if func is getattr(np.random.default_rng, "__wrapped__", np.random.default_rng):
+        return UnsupportedNumPyFunctionError(
+            "a generator made without a seed inside the function draws different numbers "
+            "on every call, but a compiled program would repeat the first call's",
+            op_name=what, location=loc,
+            hint="Make the generator outside and pass it in as an argument, give it a "
+            f"seed, {FALLBACK_HINT}")
     if is_random_draw(func):
         return UnsupportedNumPyFunctionError(
             "NumPy's random state draws new numbers on every call, but a compiled program "

@@ -20,7 +20,8 @@ Draws are effects, not values, so three things keep them from being treated as p
 
 `source` is "global" (NumPy's module-level functions: `np.random.seed`, `np.random.rand`)
 or a key of `SOURCES`, which holds the generator objects programs draw from (a printed
-module that names one only runs in the process that traced it).  `args`/`kwargs` lay out
+module that names one only runs in the process that traced it); `kind` says what kind of
+state it is, so shapes and dtypes come from a private state of that kind anywhere.  `args`/`kwargs` lay out
 the call: `("array", k)` is the draw's array input k (after the token), `("value", v)` a
 static value.
 """
@@ -50,22 +51,29 @@ def _global_function(method: str) -> Callable:
     return inspect.unwrap(getattr(np.random, method))
 
 
-def _method(source, method: str, probe: bool) -> Callable:
-    """The callable a draw runs: on the real state, or (`probe`) on a private copy of the
-    same kind seeded arbitrarily, for shapes and dtypes without consuming the real one."""
-    if source == "global":
-        if probe:
+def kind_of(state: Any) -> str:
+    """What a probe needs of a state: "RandomState", or a Generator's bit generator's
+    class name ("PCG64")."""
+    if isinstance(state, np.random.Generator):
+        return type(state.bit_generator).__name__
+    return "RandomState"
+
+
+def _method(source, method: str, probe: bool, kind: str = "RandomState") -> Callable:
+    """The callable a draw runs: on the real state, or (`probe`) on a private state of the
+    same kind seeded arbitrarily, for shapes and dtypes without consuming the real one (so
+    a compile in another process, which has no `SOURCES`, can type the node)."""
+    if probe:
+        if kind == "RandomState":
             return getattr(np.random.RandomState(0), method)
+        bit_generator = getattr(np.random, kind, np.random.PCG64)
+        return getattr(np.random.Generator(bit_generator(0)), method)
+    if source == "global":
         return _global_function(method)
     state = SOURCES.get(source)
     if state is None:
         raise RuntimeError(f"np.random.draw: random state {source} is not in this process "
                            "(a printed program that draws runs only where it was traced)")
-    if probe:
-        if isinstance(state, np.random.Generator):
-            state = np.random.Generator(type(state.bit_generator)(0))
-        else:
-            state = np.random.RandomState(0)
     return getattr(state, method)
 
 
@@ -86,10 +94,10 @@ def _call(fn: Callable, method: str, arrays, args, kwargs):
     return np.zeros((), np.uint8) if value is None else np.asarray(value)
 
 
-def probe(source, method: str, arrays, args=(), kwargs=()) -> Any:
-    """What NumPy's call returns for stand-in arrays, on a private state: its type (a
-    Python float for `rng.normal()`), shape and dtype."""
-    fn = _method(source, method, probe=True)
+def probe(kind: str, method: str, arrays, args=(), kwargs=()) -> Any:
+    """What NumPy's call returns for stand-in arrays, on a private state of `kind`: its
+    type (a Python float for `rng.normal()`), shape and dtype."""
+    fn = _method(None, method, probe=True, kind=kind)
     with np.errstate(all="ignore"):
         if method in IN_PLACE or method in SETS_STATE:
             return _call(fn, method, arrays, args, kwargs)
@@ -100,10 +108,10 @@ def probe(source, method: str, arrays, args=(), kwargs=()) -> Any:
 
 
 def results(inputs, source=None, method=None, args=(), kwargs=(), draw=0,
-            chained=False):
+            chained=False, kind="RandomState"):
     """[(value shape, dtype), (token: (), u8)], from NumPy's own call on a private state."""
     arrays = [np.ones(i.shape, i.dtype) for i in inputs[1 if chained else 0:]]
-    value = np.asarray(probe(source, method, arrays, args, kwargs))
+    value = np.asarray(probe(kind, method, arrays, args, kwargs))
     if method in SETS_STATE:
         value = np.zeros((), np.uint8)
     return [(value.shape, value.dtype), ((), np.dtype(np.uint8))]

@@ -24,7 +24,8 @@ import numpy as np
 
 from xlanb_runtime.ir import Node
 from xlanb_runtime.ir import builder as B
-from xlanb_runtime.ir.random_calls import IN_PLACE, NAME, SETS_STATE, probe, source_key
+from xlanb_runtime.ir.random_calls import (IN_PLACE, NAME, SETS_STATE, kind_of, probe,
+                                           source_key)
 
 from ...errors import FALLBACK_HINT, UnsupportedNumPyFunctionError
 from ..capture import _holds_tracer, _stack_nested
@@ -45,8 +46,9 @@ def draw(state: Any, method: str, args: tuple, kwargs: dict, what: str) -> Any:
     token = getattr(context, "random_token", None)
     count = getattr(context, "random_draws", 0)
     source = "global" if state is None else source_key(state)
-    params = dict(source=source, method=method, args=arg_spec, kwargs=kwarg_spec,
-                  draw=count, chained=token is not None)
+    kind = "RandomState" if state is None else kind_of(state)
+    params = dict(source=source, kind=kind, method=method, args=arg_spec,
+                  kwargs=kwarg_spec, draw=count, chained=token is not None)
     try:
         node = B.library_call(NAME, ([token] if token is not None else []) + inputs, params)
     except (TypeError, ValueError, ArithmeticError) as exc:
@@ -64,7 +66,7 @@ def draw(state: Any, method: str, args: tuple, kwargs: dict, what: str) -> Any:
         from . import inplace
         inplace.assign(inplace.destination(args[0], what), value, "unsafe")
         return None
-    stand_in = probe(source, method, [np.ones(n.shape, n.dtype) for n in inputs],
+    stand_in = probe(kind, method, [np.ones(n.shape, n.dtype) for n in inputs],
                      arg_spec, kwarg_spec)
     if type(stand_in) in (int, float, complex):       # `rng.normal()`: a Python float
         value.weak_type = type(stand_in)

@@ -82,8 +82,8 @@ _SET = "`np.isin(x, y)` gives a mask of x's shape"
 DATA_DEPENDENT_HINTS: dict[Callable, str] = {
     np.nonzero: _MASK, np.argwhere: _MASK, np.flatnonzero: _MASK, np.extract: _MASK,
     np.compress: _MASK, np.where: _MASK, np.ndarray.nonzero: _MASK,
-    np.unique: "Sort (`s = np.sort(x)`) and mark first occurrences with `s[1:] != s[:-1]`, "
-               "a mask of static shape",
+    np.unique: "Keep a mask of static shape: `s = np.sort(x)`, `first = np.concatenate(("
+               "[True], s[1:] != s[:-1]))`, then `np.where(first, s, 0)` or `first.sum()`",
     np.bincount: "Count into a length known when tracing: `(x[:, None] == np.arange(n))"
                  ".sum(0)`",
     np.intersect1d: _SET, np.union1d: _SET, np.setdiff1d: _SET, np.setxor1d: _SET,

@@ -8,7 +8,8 @@ written with builder ops, library calls included, on `(g, node, *operands)`:
     x = solve(a, b):   db = solve(a^T, g),  da = -db x^T
     y = inv(a):        da = -y^T g y^T
     d = det(a):        da = g d inv(a)^T
-    y = cumsum(x):     dx = reverse-cumsum(g)
+    y = cumsum(x):     dx = reverse-cumsum(g)  (np.add.accumulate, nancumsum and
+                       cumulative_sum too: NaNs get 0, an initial 0 drops g_0)
     y = sort(x):       dx = g at the places of x that sorting moved (an inverse permutation)
     y = fft(x):        dx = fft(g)  (the DFT matrix is symmetric; JAX's complex convention)
 
@@ -103,9 +104,44 @@ def _cumsum(g, node, x):                      # y_i = sum_{j<=i} x_j: dx_j = sum
     axis = _params(node).get("axis")
     flat = axis is None
     axis = 0 if flat else (axis + x.ndim if axis < 0 else axis)
-    reverse = B.reverse(g, (axis,))
-    total = B.reverse(B.library_call("np.cumsum", [reverse], {"axis": axis}), (axis,))
+    total = _reverse_cumsum(g, axis)
     return (B.reshape(total, x.shape) if flat else total,)
+
+
+def _reverse_cumsum(g: Node, axis: int) -> Node:
+    """out_j = sum_{i>=j} g_i along `axis`."""
+    reverse = B.reverse(g, (axis,))
+    return B.reverse(B.library_call("np.cumsum", [reverse], {"axis": axis}), (axis,))
+
+
+@library_vjp("np.ufunc.accumulate")
+def _accumulate(g, node, x):                  # np.add.accumulate is cumsum along its axis
+    params = _params(node)
+    if params.get("ufunc") != "add":
+        raise not_differentiable(node, f"of np.{params.get('ufunc')} has no gradient rule "
+                                 "(np.add.accumulate has)")
+    return (_reverse_cumsum(g, params.get("axis", 0)),)
+
+
+@library_vjp("np.nancumsum")
+def _nancumsum(g, node, x):                   # NaNs count as 0: their cotangent is 0
+    dx, = _cumsum(g, node, x)
+    if x.dtype.kind not in "fc":
+        return (dx,)
+    is_number = B.binary(Op.EQ, x, x)
+    return (B.select(is_number, dx, B.broadcast(B.constant(np.zeros((), dx.dtype)),
+                                                 x.shape)),)
+
+
+@library_vjp("np.cumulative_sum")
+def _cumulative_sum(g, node, x):              # include_initial: y_0 = 0, y_i = sum_{j<i}
+    params = _params(node)
+    axis = params.get("axis")
+    axis = 0 if axis is None else (axis + x.ndim if axis < 0 else axis)
+    if params.get("include_initial"):
+        g = B.slice_(g, tuple((1, n, 1) if d == axis else (0, n, 1)
+                             for d, n in enumerate(g.shape)))
+    return (_reverse_cumsum(g, axis),)
 
 
 @library_vjp("np.sort")

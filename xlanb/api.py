@@ -96,9 +96,10 @@ class Lowered:
             executable = xlanb_runtime.compile(self.traced.graph, self._jitted.target,
                                                self.options, self.report)
         compiled = Compiled(executable, self.traced)
-        if self._jitted.target == "cpu":
+        settings = flags.from_environment()
+        if self._jitted.target == "cpu" and settings.xla_tiered:   # a later process loads
             background.remember(background.program_key(
-                self.traced.graph, "cpu", self.options, flags.from_environment()))
+                self.traced.graph, "cpu", self.options, settings))
         return compiled
 
     def compile_tiered(self) -> "Compiled":
@@ -320,12 +321,13 @@ class JitFunction:
 
     def _is_tiered(self, lowered: Lowered) -> bool:
         """Tiered unless turned off (`tiered=False`, `--xla_tiered=false`), compiled for
-        CUDA, checking NaNs per kernel, holding a collective (replicas must run the same
-        program: they all compile it) or compiled before (then its kernels load fast)."""
+        CUDA, checking NaNs per kernel, dumping (the files are there when the call
+        returns), holding a collective (replicas must run the same program: they all
+        compile it) or compiled before (then its kernels load fast)."""
         settings = flags.from_environment()
         if not (settings.xla_tiered if self.tiered is None else self.tiered):
             return False
-        if self.target != "cpu" or settings.xla_debug_nans or \
+        if self.target != "cpu" or settings.xla_debug_nans or settings.xla_dump_to or \
                 _has_collective(lowered.graph):
             return False
         key = background.program_key(lowered.graph, self.target, lowered.options, settings)

@@ -79,12 +79,31 @@ def program_key(graph: Graph, target: str, options, settings) -> str:
     """What decides a program's kernels: its IR, target, options, the flags that reach the
     kernels and Numba's thread count."""
     import numba
-    from .ir import print_graph
     kept = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)
             if f.name not in _OUTPUT_ONLY_FLAGS}
-    text = "\n".join([print_graph(graph), target, repr(options), repr(sorted(kept.items())),
-                      str(numba.config.NUMBA_NUM_THREADS)])
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    digest = hashlib.sha256()
+    for part in (target, repr(options), repr(sorted(kept.items())),
+                 str(numba.config.NUMBA_NUM_THREADS)):
+        digest.update(part.encode() + b"\0")
+    _hash_graph(graph, digest)
+    return digest.hexdigest()[:32]
+
+
+def _hash_graph(graph: Graph, digest) -> None:
+    """Each node's op, operands (by position), type and arg: a few microseconds a node,
+    where printing the graph costs ten times more (this runs on every first call).  An
+    arg whose repr differs between processes only makes the key miss: a tiered start."""
+    from .ir.graph import arg_key
+    index = {id(n): i for i, n in enumerate(graph.nodes)}
+    for node in graph.nodes:
+        key = arg_key(node.arg)
+        if isinstance(key, tuple) and key and key[0] == "array":
+            digest.update(key[3])
+            key = key[:3]
+        digest.update(repr((node.op.value, [index[id(i)] for i in node.inputs], node.shape,
+                            node.dtype.str, key)).encode())
+    digest.update(repr(([index[id(p)] for p in graph.params],
+                        [index[id(o)] for o in graph.outputs])).encode())
 
 
 def _marker(key: str) -> Path:

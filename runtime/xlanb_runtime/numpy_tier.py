@@ -30,7 +30,7 @@ from .executable import (CompiledKernel, library_results_call, library_value_cal
                          loop_runner)
 from .ir import Graph, Op, print_graph
 from .ir.interpret import EVAL, _convert, is_token
-from .passes import run_pipeline
+from .passes import PASSES, PassError
 from .report import CompileReport
 
 # Ops whose NumPy function maps one to one onto a ufunc: called directly, no table entry.
@@ -280,12 +280,27 @@ def plan_program(graph: Graph, options, report: CompileReport) -> NumpyTierExecu
     """The NumPy-tier executable of `graph`: the pass pipeline, then the plan.  Nothing is
     compiled; the report's timeline gets one `numpy-tier` phase holding the passes."""
     start = time.perf_counter()
-    # Not verified after each pass here: the background compile runs the same pipeline
-    # with the verifier, and the first call checks every value's dtype and shape.
-    optimized, records = run_pipeline(graph, options.pipeline,
-                                      disabled=options.disabled_passes, verify_each=False)
+    optimized, seconds = optimize(graph, options)
     executable = NumpyTierExecutable(graph, optimized, report)
-    report.add("numpy-tier", "tier", start, time.perf_counter() - start,
-               passes={r.name: r.seconds for r in records},
+    report.add("numpy-tier", "tier", start, time.perf_counter() - start, passes=seconds,
                nodes_before=len(graph.nodes), nodes_after=len(optimized.nodes))
     return executable
+
+
+def optimize(graph: Graph, options) -> tuple[Graph, dict[str, float]]:
+    """The compile's pass pipeline without its books: no verifier and no fingerprint per
+    pass (each prints the graph: most of the pipeline's time on a small program).  The
+    background compile runs the same pipeline with both, and the first call checks every
+    value's dtype and shape.  Returns the graph and each pass's seconds."""
+    seconds: dict[str, float] = {}
+    for name in options.pipeline:
+        if name in options.disabled_passes:
+            continue
+        start = time.perf_counter()
+        try:
+            graph = PASSES[name](graph)
+        except Exception as error:
+            raise PassError(f"pass '{name}' failed: {type(error).__name__}: {error}",
+                            name) from error
+        seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start
+    return graph, seconds

@@ -245,3 +245,25 @@ def test_dump_option_wins_over_an_earlier_config_update(ip, tmp_path):
     with flags.overriding(xla_dump_to=""):
         run_xla(ip, f"--quiet --dump {tmp_path}", CELL)
     assert any(p.name.endswith(".after_optimizations.txt") for p in tmp_path.iterdir())
+
+
+def test_a_tiered_cell_shows_the_switch_over_on_its_timeline(ip, tmp_path, monkeypatch):
+    """With tiering on (the default outside the tests), a cell's first run answers on the
+    NumPy tier; the cell waits for the background compile before it times and reports, so
+    its timeline holds the NumPy tier, the background compile and the switch-over."""
+    from xlanb_runtime import background, flags
+    monkeypatch.setenv("XLANB_CACHE_DIR", str(tmp_path))    # not compiled before
+    cell = "t = np.tanh(x) * y\nm = np.max(t)\n"
+    try:
+        with flags.overriding(xla_tiered=True):
+            captured = run_xla(ip, "-n 1", cell)
+    finally:
+        background.shutdown()
+    x, y = ip.user_ns["x"], ip.user_ns["y"]
+    assert_close(ip.user_ns["t"], np.tanh(x) * y)
+    data = bundles(captured)[0][MIME_TYPE]
+    validate(data)
+    names = [p["name"] for p in data["phases"]]
+    for phase in ("numpy-tier", "numpy-tier call", "background compile", "switch-over"):
+        assert phase in names
+    assert data["kernels"] and all(k["kind"] != "numpy" for k in data["kernels"])

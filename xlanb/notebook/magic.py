@@ -118,6 +118,11 @@ class XlaMagics(Magics):
                 self._cache[self._key(cell, values, options)] = (cell, jitted)
                 outputs = jitted(*values)
             self._store_outputs(cell, outputs)
+            if jitted._autocluster is None and (options.compare or not options.quiet):
+                # the outputs came from the NumPy tier if the cell was not compiled
+                # before: the timings and report are the compiled program's, and its
+                # timeline shows the NumPy tier, the background compile and the switch
+                jitted.wait_compiled()
             compare = None
             if options.compare:
                 compare = compare_runs(cell, jitted, values, outputs, options.repeat,

@@ -19,9 +19,11 @@ import sys
 from .report import format_bytes, format_seconds, output_labels, plural, run_label
 
 CATEGORY_COLOURS = {"trace": "#4c72b0", "pass": "#55a868", "fusion": "#dd8452",
-                    "codegen": "#8172b3", "compile": "#c44e52", "other": "#8c8c8c"}
+                    "codegen": "#8172b3", "compile": "#c44e52", "tier": "#937860",
+                    "other": "#8c8c8c"}
 CATEGORY_LABELS = {"trace": "tracing", "pass": "IR pass", "fusion": "fusion",
-                   "codegen": "code generation", "compile": "Numba compile", "other": "other"}
+                   "codegen": "code generation", "compile": "Numba compile",
+                   "tier": "NumPy tier / switch-over", "other": "other"}
 NO_KERNEL = "#d9d9d9"                    # parameters and constants (not in any kernel)
 MAX_DPI_PIXELS = 2400                    # cap on a PNG's longest side
 

@@ -322,16 +322,14 @@ class JitFunction:
     def _is_tiered(self, lowered: Lowered) -> bool:
         """Tiered unless turned off (`tiered=False`, `--xla_tiered=false`), compiled for
         CUDA, checking NaNs per kernel, dumping (the files are there when the call
-        returns), holding a collective (replicas must run the same program: they all
-        compile it) or compiled before (then its kernels load fast)."""
+        returns) or holding a collective (replicas must run the same program: they all
+        compile it).  A program compiled before is tiered too, without a worker: loading
+        its kernels costs Numba's start-up in a new process."""
         settings = flags.from_environment()
         if not (settings.xla_tiered if self.tiered is None else self.tiered):
             return False
-        if self.target != "cpu" or settings.xla_debug_nans or settings.xla_dump_to or \
-                _has_collective(lowered.graph):
-            return False
-        key = background.program_key(lowered.graph, self.target, lowered.options, settings)
-        return not background.compiled_before(key)
+        return not (self.target != "cpu" or settings.xla_debug_nans or
+                    settings.xla_dump_to or _has_collective(lowered.graph))
 
     def wait_compiled(self, timeout: float | None = None) -> bool:
         """Wait for every background compile this function started: True when all are

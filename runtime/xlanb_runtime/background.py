@@ -15,9 +15,9 @@ the same graph then only loads.  A failed background compile leaves the program 
 tier (with a `BackgroundCompileWarning`): the cache stays valid and arguments are untouched,
 since the worker never sees them.
 
-`compiled_before(graph, ...)`: a marker per program (a hash of its IR, options and flags)
-written after a compile, so a new process with a warm cache compiles at once (loads only)
-instead of starting on the NumPy tier.
+`compiled_before(key)`: a marker per program (a hash of its IR, options and flags) written
+after a compile, so a new process with a warm cache needs no worker: a thread loads the
+kernels from the disk cache while the NumPy tier answers.
 """
 from __future__ import annotations
 
@@ -150,14 +150,23 @@ class Job:
     `start()`, which the front end calls once the first call has its answer: the worker's
     start-up then does not compete with that call for the CPU."""
 
-    def __init__(self, request: dict, finish: Callable[[dict], None]):
+    def __init__(self, request: dict | None, finish: Callable[[dict], None]):
         self._request, self._finish, self._event = request, finish, threading.Event()
         self._started = threading.Lock()
         self.ok, self.error = False, ""
 
+    @property
+    def local(self) -> bool:
+        """No worker: the kernels are in the disk cache and a thread here loads them."""
+        return self._request is None
+
     def start(self) -> None:
         """Send the request (once; later calls do nothing)."""
         if not self._started.acquire(blocking=False):
+            return
+        if self.local:
+            threading.Thread(target=self.complete, args=({"ok": True},),
+                             name="xlanb-kernel-loader", daemon=True).start()
             return
         try:
             request_worker = worker()
@@ -302,8 +311,12 @@ def compile_in_background(graph: Graph, target: str, options, settings,
                           switch: Callable[[dict], None]) -> Job:
     """A job compiling `graph` in the worker (sent by `Job.start()`); when the worker is
     done, `switch(reply)` runs on the reader thread (it compiles in this process from the
-    now warm disk cache and swaps tiers)."""
+    now warm disk cache and swaps tiers).  A program compiled before needs no worker: a
+    thread runs `switch` at once (loading kernels still costs Numba's start-up in a new
+    process, 0.2-0.7 s here: longer than a NumPy-tier call of most programs)."""
     from .codegen.cache import cache_dir
+    if compiled_before(program_key(graph, target, options, settings)):
+        return Job(None, switch)
     worker_flags = dataclasses.replace(settings, xla_dump_to="", xla_trace_to="",
                                        xla_dump_kernels=False)
     request = {"graph": flatten_graph(graph), "target": target, "options": options,
@@ -314,6 +327,8 @@ def compile_in_background(graph: Graph, target: str, options, settings,
 def add_worker_phases(report: CompileReport, reply: dict) -> None:
     """The worker's compile on this report's timeline, as one `background compile` phase
     (perf_counter is the system's monotonic clock, shared by both processes)."""
+    if "started" not in reply:                 # a local job: no worker compiled
+        return
     report.add("background compile", "compile", reply["started"], reply["seconds"],
                worker_pid=reply.get("pid"), kernels=reply.get("kernels", 0))
 

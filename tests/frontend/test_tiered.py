@@ -82,15 +82,21 @@ def test_tiered_false_and_the_flag_compile_before_the_first_call_returns():
         assert g.wait_compiled(WAIT)
 
 
-def test_a_program_compiled_before_loads_instead_of_tiering():
+def test_a_program_compiled_before_loads_its_kernels_without_the_worker():
     args = args_layer()
     f = xlanb.jit(layer, tiered=True)
     f(*args)
     assert f.wait_compiled(WAIT) and f.last_compiled.tier == "compiled"
+    background.shutdown()
     again = xlanb.jit(layer, tiered=True)               # a new process would do the same
     assert_results(again(*args), layer(*args))
-    assert again.last_compiled.tier == "compiled"
-    assert again.last_compiled.numpy_tier_calls == 0
+    compiled = again.last_compiled
+    assert compiled.background.local
+    assert again.wait_compiled(WAIT) and compiled.tier == "compiled"
+    assert background.worker_pid() is None              # loaded here, from the cache
+    assert_results(again(*args), layer(*args))
+    names = [p.name for p in compiled.report.phases]
+    assert "switch-over" in names and "background compile" not in names
 
 
 def update_in_place(x, y, v):

@@ -174,6 +174,9 @@ class Compiled:
             report = executable.report
             now = time.perf_counter()
             report.add("switch-over", "tier", now, 0.0, numpy_tier_calls=self._numpy_calls)
+            if flags.current_tracing():
+                trace_events.add("switch-over", "tier", now, 0.0, module=report.name,
+                                 numpy_tier_calls=self._numpy_calls)
             self._set_executable(executable)
 
     def _numpy_tier_call(self, *arrays):
@@ -193,7 +196,8 @@ class Compiled:
             if self.background is not None:
                 self.background.start()        # after the first answer (no-op later)
         self._numpy_calls += 1
-        if self.background is not None and self.background.done and not self._warned:
+        job = self.background
+        if job is not None and job.done and not job.ok and not self._warned:
             self._warned = True                  # failed: say so once, in the caller
             background.warn_failed(executable.report.name, self.background)
         if self._numpy_calls <= 3 or flags.current_tracing():

@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from . import flags
 from .executable import (CompiledKernel, library_results_call, library_value_call,
                          loop_runner)
 from .ir import Graph, Op, print_graph
@@ -279,6 +280,8 @@ class NumpyTierExecutable:
 def plan_program(graph: Graph, options, report: CompileReport) -> NumpyTierExecutable:
     """The NumPy-tier executable of `graph`: the pass pipeline, then the plan.  Nothing is
     compiled; the report's timeline gets one `numpy-tier` phase holding the passes."""
+    if flags.from_environment().xla_trace_to:
+        flags.start_tracing_runs()           # NumPy-tier calls become trace events
     start = time.perf_counter()
     optimized, seconds = optimize(graph, options)
     executable = NumpyTierExecutable(graph, optimized, report)

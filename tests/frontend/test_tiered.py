@@ -263,3 +263,18 @@ def test_a_graph_survives_the_trip_to_the_worker():
     flat = background.flatten_graph(lowered.graph)
     from xlanb_runtime.ir import print_graph
     assert print_graph(background.rebuild_graph(flat)) == print_graph(lowered.graph)
+
+
+def test_numpy_tier_calls_and_the_switch_over_are_trace_events(tmp_path):
+    import json
+    from xlanb_runtime import trace_events
+    path = tmp_path / "trace.json"
+    with flags.overriding(xla_trace_to=str(path)):
+        f = xlanb.jit(layer, tiered=True)
+        f(*args_layer())
+        assert f.wait_compiled(WAIT) and f.last_compiled.tier == "compiled"
+    trace_events.flush(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    calls = [e for e in events if e["name"] == "numpy-tier call" and e["cat"] == "run"]
+    assert calls and calls[0]["args"]["tier"] == "numpy"
+    assert any(e["name"] == "switch-over" for e in events)

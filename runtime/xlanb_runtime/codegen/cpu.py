@@ -227,6 +227,8 @@ class _Codegen:
             return (yield (operand, tuple(mapped)))
         elif node.op in (Op.PAD, Op.DYNAMIC_PAD):   # interior 0 (fusion's rule)
             result = yield from self._pad_value(node, idx)
+        elif node.op is Op.CONCATENATE:
+            result = yield from self._concatenate_value(node, idx, cache)
         else:
             operands = []
             for operand in node.inputs:
@@ -263,6 +265,32 @@ class _Codegen:
         if not inside:
             return value
         return self._assign(f"{value} if {' and '.join(inside)} else {fill_value}")
+
+    def _concatenate_value(self, node: Node, idx: tuple[str, ...], cache: dict):
+        """The operand whose range holds idx[axis], read in its own branch: one load per
+        element (selects over every operand load them all, 2x slower for np.stack of 9
+        slices), and the branch is the same along inner axes, which LLVM unswitches."""
+        axis = node.arg
+        position, low = idx[axis], 0
+        parts = [x for x in node.inputs if x.shape[axis]]
+        if len(parts) <= 1:       # one operand holds every element (or none: never read)
+            return (yield ((parts or node.inputs)[0], idx))
+        result = self.fresh()
+        for n, x in enumerate(parts):
+            high = low + x.shape[axis]
+            head = "else:" if n == len(parts) - 1 else \
+                f"{'if' if n == 0 else 'elif'} {position} < {high}:"
+            self.emit(head)
+            self.depth += 1
+            outside = dict(cache)            # values computed in a branch stay in it
+            mapped = idx[:axis] + (_affine(position, -low, 1),) + idx[axis + 1:]
+            value = (yield (x, self._short(mapped)))
+            self.emit(f"{result} = {value}")
+            cache.clear()
+            cache.update(outside)
+            self.depth -= 1
+            low = high
+        return result
 
     def _short(self, idx: tuple[str, ...]) -> tuple[str, ...]:
         """`idx` with index expressions longer than MAX_INDEX_TEXT held in variables, so
@@ -705,7 +733,10 @@ def distribute_stores(body: list[str]) -> list[list[str]]:
     assignments its value needs.  A loop storing to many arrays does not vectorize (LLVM
     cannot rule out aliasing among so many pointers); one store per loop does: 2.4x on a
     layer-norm backward's nine bias/scale gradients.  Stores whose values share a vecmath
-    call stay in one loop, so that no exp or tanh is computed twice."""
+    call stay in one loop, so that no exp or tanh is computed twice.  A body with branches
+    (a fused concatenate) stays whole."""
+    if any(line.rstrip().endswith(":") for line in body):
+        return [body]
     defs, stores = {}, []
     for line in body:
         match = _ASSIGN.match(line)

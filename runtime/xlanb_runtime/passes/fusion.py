@@ -19,8 +19,12 @@ Kinds of kernel:
           epilogue (bias, activation) in one generated loop, in place when possible.
   scatter a scatter-add: one loop writes the base (its producers fused), a second adds
           the updates (their producers fused) at the rows their indices name.
-  library ops the code generator does not emit (concatenate, pad,
-          arg-reduce, reshape views, all-reduce): one NumPy call each.
+  library ops the code generator does not emit (a concatenate of more than 32 arrays,
+          interior pad, arg-reduce, reshape views, all-reduce, library calls, rolled
+          loops): one call each, its reason the first of its `decisions`.  A concatenate
+          of fewer is a branch per operand inside a loop kernel, and a reshape computed
+          only for itself is written by its producer's loop (shape-only ops are never
+          kernels that copy).
 
 The algorithm walks nodes consumers-first.  A node that some kernel must read from memory
 (or that the program returns) becomes the root of a new kernel, which then grows through
@@ -145,9 +149,20 @@ MAX_KERNEL_OPS = 200
 
 def is_loop_fusible(node: Node) -> bool:
     """Computable per element of a loop: any reshape too (unit-dim ones by index renaming,
-    others by splitting the flat index with constant divisors), and an edge pad (a bounds
-    test: how `x[1:-1] = v` writes)."""
-    return node.op in LOOP_FUSIBLE or node.op is Op.RESHAPE or is_edge_pad(node)
+    others by splitting the flat index with constant divisors), an edge pad (a bounds
+    test: how `x[1:-1] = v` writes) and a concatenate of a few arrays (a branch per
+    operand: np.stack of slices fuses with them instead of copying what they wrote)."""
+    return node.op in LOOP_FUSIBLE or node.op is Op.RESHAPE or is_edge_pad(node) or \
+        is_fusible_concatenate(node)
+
+
+# Operands a fused concatenate takes at most: each is a branch in the generated source,
+# and a wider one (a list built in a long Python loop) is a plain copy for NumPy.
+MAX_CONCATENATE_OPERANDS = 32
+
+
+def is_fusible_concatenate(node: Node) -> bool:
+    return node.op is Op.CONCATENATE and len(node.inputs) <= MAX_CONCATENATE_OPERANDS
 
 
 def is_edge_pad(node: Node) -> bool:
@@ -173,7 +188,7 @@ def kernel_kind(node: Node) -> str:
         return "dot"
     if node.op is Op.SCATTER_ADD:
         return "scatter"
-    if node.op in LOOP_FUSIBLE or is_edge_pad(node):
+    if node.op in LOOP_FUSIBLE or is_edge_pad(node) or is_fusible_concatenate(node):
         return "loop"
     return "library"
 
@@ -213,11 +228,14 @@ class _Planner:
     # -- growing one kernel ------------------------------------------------------------
     def _build_kernel(self, root: Node) -> None:
         kind = kernel_kind(root)
+        if kind == "library" and self._reshape_joins_producer(root):
+            kind = "loop"
         kernel = Kernel("", kind, root)
         self._add(kernel, root, region="out" if kind in ("reduce", "dot") else "loop",
                   direct=True)
         if kind == "library":
             kernel.inputs = _unique([i for i in root.inputs])
+            kernel.decisions.append(library_reason(root))
         else:
             self._grow(kernel)
         kernel.nodes.sort(key=lambda n: self.index[id(n)])
@@ -229,6 +247,17 @@ class _Planner:
         for inp in kernel.inputs:
             self.needed.add(id(inp))
         self.kernels.append(kernel)
+
+    def _reshape_joins_producer(self, node: Node) -> bool:
+        """A reshape whose operand is computed only for it: the loop computing the operand
+        writes it in the new shape (one kernel), instead of writing a buffer that a view
+        kernel then renames.  Any other reshape is a view of a buffer that exists anyway."""
+        if node.op is not Op.RESHAPE or not self.enable:
+            return False
+        operand = node.inputs[0]
+        return (is_loop_fusible(operand) and operand.op is not Op.IOTA
+                and id(operand) not in self.is_output and id(operand) not in self.producer
+                and len(self.users[id(operand)]) == 1)
 
     def _name(self, kernel: Kernel) -> str:
         prefix = {"loop": "fusion", "reduce": "reduce_fusion", "dot": "dot_fusion",
@@ -401,6 +430,10 @@ class _Planner:
         if node.op in EXPENSIVE and factor > 1 and not direct:
             return Decision.no(f"not fused: {what} would be recomputed {factor:.0f}x per "
                                "element (it is broadcast)")
+        if not direct and is_fusible_concatenate(node):
+            return Decision.no(f"not fused: {what} is read at shifted indices (a roll of a "
+                               "roll, a slice of a stack): written once, not recomputed "
+                               "per read, which would grow with each unrolled time step")
         if not direct and writes_a_region(node):
             return Decision.no(f"not fused: {what} is an array with a region written "
                                "(`x[a:b] = v`), read here at shifted indices: written once, "
@@ -418,6 +451,27 @@ class _Planner:
             return Decision.yes("")          # cheap: recomputed where it is used, as XLA does
         return Decision.no(f"not fused: {what} has {_users(n_outside)} outside this kernel; "
                            f"fusing would compute it twice")
+
+
+def library_reason(node: Node) -> str:
+    """Why `node` runs as a call between kernels rather than inside generated code."""
+    what = f"{node.op.value} ({_where(node)})"
+    if node.op is Op.RESHAPE:
+        return f"library: {what} is a view of its operand's buffer (no copy, no loop)"
+    if node.op is Op.CONCATENATE:
+        return (f"library: {what} joins {len(node.inputs)} arrays, more than "
+                f"{MAX_CONCATENATE_OPERANDS} fuse (a branch each): one np.concatenate")
+    if node.op is Op.LIBRARY_CALL:
+        return (f"library: {what} calls NumPy's {node.arg[0]} (sorts, LAPACK, FFTs, scans: "
+                "no generated equivalent)")
+    if node.op in (Op.LIBRARY_RESULT, Op.LOOP_RESULT):
+        return f"library: {what} picks result {node.arg} of a call (no copy)"
+    if node.op is Op.LOOP:
+        where = f" at {node.loc}" if node.loc else ""
+        return f"library: loop{where} is rolled: its body is a program run once per trip"
+    if node.op is Op.ALL_REDUCE:
+        return f"library: {what} is a collective between replicas"
+    return f"library: {what} has no generated form: one NumPy call"
 
 
 def format_bytes(count: int) -> str:

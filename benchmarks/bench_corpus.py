@@ -10,7 +10,8 @@ anything is timed; a mismatch is reported and fails the run.  Medians of interle
 (the implementations timed round-robin, ../shared/PLATFORM.md).  Printed per kernel: NumPy,
 xlanb and jax.jit medians (JAX when importable; float64 kernels run with jax_enable_x64),
 NumPy/xlanb and jax/xlanb (> 1: xlanb faster), the compiled program's kernel count and
-kinds, and for memory-bound kernels xlanb's share of the measured read bandwidth.  Then the
+kinds, and for memory-bound kernels xlanb's share of the measured read bandwidth (over
+100% where the working set fits in the caches: the roofline is measured on 80 MB).  Then the
 geometric mean of NumPy/xlanb, the kernels below 1.0x NumPy, and the share at >= 1.0x
 jax.jit.  `--two-thread-column` runs the same kernels in a subprocess with 2 threads (the
 default setting of this machine kind) and prints its NumPy/xlanb ratio beside.

@@ -453,6 +453,9 @@ class _Codegen:
                 self.depth -= len(inner)
             out_idx = outer
         else:
+            if rank - 1 in kept and self._middle_reduce(accs, sizes, axes, in_outputs,
+                                                        out_outputs):
+                return
             kept_sizes = [sizes[d] for d in kept]
             shape = f"({', '.join(kept_sizes)},)" if kept_sizes else "(1,)"
             for i, (red, (acc_dtype, init, _)) in enumerate(accs):
@@ -469,6 +472,38 @@ class _Codegen:
             for i in range(len(accs)):
                 self.emit(f"{self.tag}a{i} = {self.at(f'{self.tag}acc{i}', out_idx)}")
         self._finish_reduce(accs, out_outputs, out_idx)
+
+    def _middle_reduce(self, accs, sizes, axes, in_outputs, out_outputs) -> bool:
+        """Reductions over a block of middle axes, kept axes on both sides (a mean over
+        axis 1 of (n, k, d), an embedding bag): per prefix index, an accumulator as big as
+        the suffix is reset, filled row by row and finished (epilogue written) before the
+        next prefix index, all in L1.  One accumulator of the whole kept shape streams
+        through memory twice, and its epilogue is a sweep of its own.  False: not such a
+        reduction."""
+        rank = len(sizes)
+        first, last = min(axes), max(axes)
+        if first == 0 or last == rank - 1 or list(axes) != list(range(first, last + 1)):
+            return False
+        suffix = sizes[last + 1:]
+        for i, (red, (acc_dtype, init, _)) in enumerate(accs):
+            self.emit(f"{self.tag}acc{i} = np.empty(({', '.join(suffix)},), np.{acc_dtype})")
+        self._row_buffers(accs, sizes[-1])
+        prefix = self.open_loops(sizes[:first], "j")
+        fill = self.open_loops(suffix, "f")
+        for i, (red, (acc_dtype, init, _)) in enumerate(accs):
+            self.emit(f"{self.at(f'{self.tag}acc{i}', fill)} = {init}")
+        self.depth -= len(fill)
+        middle = self.open_loops(sizes[first:-1], "r")
+        kept_inner = middle[last + 1 - first:]       # suffix loops but the last
+        self._row_then_combine(accs, prefix + middle, sizes[-1], in_outputs,
+                               lambda i, j: self.at(f"{self.tag}acc{i}", kept_inner + (j,)))
+        self.depth -= len(middle)
+        out = self.open_loops(suffix, "e")
+        for i in range(len(accs)):
+            self.emit(f"{self.tag}a{i} = {self.at(f'{self.tag}acc{i}', out)}")
+        self._finish_reduce(accs, out_outputs, prefix + out)
+        self.depth -= len(out) + len(prefix)
+        return True
 
     def _init_accumulators(self, accs) -> None:
         for i, (red, (acc_dtype, init, _)) in enumerate(accs):

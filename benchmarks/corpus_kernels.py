@@ -17,6 +17,7 @@ compulsory traffic (inputs read once, outputs written once).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -186,7 +187,9 @@ def batch_norm_inference(xp):
 
 def attention(xp):
     def f(q, k, v):
-        s = q @ k.transpose(0, 2, 1) / xp.sqrt(q.shape[-1])
+        # math.sqrt: a Python float keeps float32 (np.sqrt(64) is a float64 scalar, which
+        # NumPy 2 promotes the scores to)
+        s = q @ k.transpose(0, 2, 1) / math.sqrt(q.shape[-1])
         s = xp.exp(s - s.max(axis=-1, keepdims=True))
         return (s / s.sum(axis=-1, keepdims=True)) @ v
     return f

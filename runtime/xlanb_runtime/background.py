@@ -51,13 +51,21 @@ class BackgroundCompileWarning(UserWarning):
 
 
 # -- graphs across processes -----------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class FlatLoop:
+    """A loop node's body in a flattened graph."""
+    trips: int
+    carried: int
+    body: tuple
+
+
 def flatten_graph(graph: Graph) -> tuple:
     """A graph as plain data (no recursion per node, so deep graphs pickle): nodes in
     creation order (what `loop-reroll` reads), each with its inputs as indices."""
     nodes = sorted(graph.nodes, key=lambda n: n.serial)
     index = {id(n): i for i, n in enumerate(nodes)}
     rows = [(n.op, tuple(index[id(i)] for i in n.inputs), n.shape, n.dtype,
-             ("loop", n.arg.trips, n.arg.carried, flatten_graph(n.arg.body))
+             FlatLoop(n.arg.trips, n.arg.carried, flatten_graph(n.arg.body))
              if isinstance(n.arg, LoopBody) else n.arg, n.loc) for n in nodes]
     return (graph.name, rows, [index[id(p)] for p in graph.params],
             [index[id(o)] for o in graph.outputs])
@@ -67,9 +75,8 @@ def rebuild_graph(flat: tuple) -> Graph:
     name, rows, params, outputs = flat
     nodes: list[Node] = []
     for op, inputs, shape, dtype, arg, loc in rows:
-        if isinstance(arg, tuple) and len(arg) == 4 and arg[0] == "loop" and \
-                isinstance(arg[3], tuple):
-            arg = LoopBody(arg[1], arg[2], rebuild_graph(arg[3]))
+        if isinstance(arg, FlatLoop):
+            arg = LoopBody(arg.trips, arg.carried, rebuild_graph(arg.body))
         nodes.append(Node(op, [nodes[i] for i in inputs], shape, dtype, arg, loc))
     return Graph([nodes[i] for i in params], [nodes[i] for i in outputs], name)
 

@@ -62,7 +62,7 @@ def main() -> None:
     _use_all_cores()
     try:
         os.nice(5)          # the caller's own calls (the NumPy tier) come first
-    except OSError:
+    except (AttributeError, OSError):    # not POSIX
         pass
     while True:
         request = receive(requests)

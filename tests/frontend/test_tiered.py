@@ -123,6 +123,16 @@ def test_in_place_updates_of_arguments_match_numpy_on_both_tiers():
             assert f.wait_compiled(WAIT) and f.last_compiled.tier == "compiled"
 
 
+def view_outlives(x):
+    """`a` is read for the last time by `b`, but its transpose `t` is read later: `b` must
+    not be written into `a`'s memory (the NumPy tier's out= reuse)."""
+    a = np.exp(x * 0.5)
+    t = a.T[::-1]
+    b = np.sqrt(a) + 1.0
+    c = np.tanh(b) * b
+    return (t * 3.0).sum(axis=0), c, np.cos(c) + t.T
+
+
 CORPUS = {
     "views": (lambda x: (x.reshape(-1), x.T, np.broadcast_to(x.sum(), (3,)), x[1:, ::2]),
               lambda: (np.arange(12.0).reshape(3, 4),)),
@@ -131,6 +141,7 @@ CORPUS = {
     "library calls": (lambda x: (np.sort(x)[::-1], np.cumsum(x), np.median(x)),
                         lambda: (np.random.default_rng(2).standard_normal(33),)),
     "returns an argument": (lambda x, y: (x, y * 2), lambda: (np.ones(3), np.ones(2))),
+    "a view outlives its array": (view_outlives, lambda: (np.arange(12.0).reshape(3, 4),)),
 }
 
 
@@ -257,12 +268,24 @@ def test_shutdown_ends_the_worker():
         assert_close(f(np.ones(3)), np.zeros(3))
 
 
+def steps(x):
+    for _ in range(40):
+        x = np.tanh(x * 1.01 + 0.5) - 0.1 * x
+    return x
+
+
 def test_a_graph_survives_the_trip_to_the_worker():
-    f = xlanb.jit(layer)
-    lowered = f.lower(*args_layer())
-    flat = background.flatten_graph(lowered.graph)
+    """Flattened, pickled (as the pipe carries it) and rebuilt, a graph prints the same;
+    so does one holding a loop node (loop-reroll's output)."""
+    import pickle
     from xlanb_runtime.ir import print_graph
-    assert print_graph(background.rebuild_graph(flat)) == print_graph(lowered.graph)
+    from xlanb_runtime.passes.loop_reroll import reroll_loops
+    traced = xlanb.jit(layer).lower(*args_layer()).graph
+    rolled = reroll_loops(xlanb.jit(steps).lower(np.ones(4)).graph)
+    assert any(n.op.value == "loop" for n in rolled.nodes)
+    for graph in (traced, rolled):
+        flat = pickle.loads(pickle.dumps(background.flatten_graph(graph)))
+        assert print_graph(background.rebuild_graph(flat)) == print_graph(graph)
 
 
 def test_numpy_tier_calls_and_the_switch_over_are_trace_events(tmp_path):

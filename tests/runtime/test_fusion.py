@@ -113,6 +113,20 @@ module m
   %1 = reduce(%0), arg=('min', (1,)) : f32[2,4]
   return (%1)
 """, 1),
+    ("reverse_and_strided_slice_of_a_reshape", """
+module m
+  %0 = parameter(), arg=0 : f32[24]
+  %1 = reshape(%0) : f32[4,6]
+  %2 = reverse(%1), arg=(1,) : f32[4,6]
+  %3 = reshape(%2) : f32[24]
+  %4 = reverse(%3), arg=(0,) : f32[24]
+  %5 = reshape(%4) : f32[2,12]
+  %6 = slice(%5), arg=((0, 2, 1), (1, 12, 3)) : f32[2,4]
+  %7 = reshape(%6) : f32[8]
+  %8 = slice(%7), arg=((1, 8, 2),) : f32[4]
+  %9 = exponential(%8) : f32[4]
+  return (%9)
+""", 1),          # index expressions compose: 23 - (i0 * 6 + ...), 3 * (...) are grouped
     ("transpose_slice_reverse_in_loop", """
 module m
   %0 = parameter(), arg=0 : f32[4,6]

@@ -214,7 +214,7 @@ class _Codegen:
             mapped = idx[:axis] + (clamped,) + idx[axis + rank:]
             return (yield (operand, mapped))
         elif node.op is Op.REVERSE:
-            mapped = tuple(f"({n - 1} - {i})" if d in node.arg else i
+            mapped = tuple(f"({n - 1} - {_atom(i)})" if d in node.arg else i
                            for d, (i, n) in enumerate(zip(idx, node.shape)))
             return (yield (node.inputs[0], self._short(mapped)))
         elif node.op is Op.DYNAMIC_SLICE:    # starts read at run time, clamped in range
@@ -324,7 +324,7 @@ class _Codegen:
                 continue
             terms, stride = [], 1
             for d in reversed(out_dims):
-                terms.append(idx[d] if stride == 1 else f"{idx[d]} * {stride}")
+                terms.append(idx[d] if stride == 1 else f"{_atom(idx[d])} * {stride}")
                 stride *= node.shape[d]
             flat = " + ".join(reversed(terms))
             if len(in_dims) > 1:
@@ -333,8 +333,8 @@ class _Codegen:
             for position, d in enumerate(reversed(in_dims)):
                 quotient = flat if stride == 1 else f"({flat} // {stride})"
                 # the group's first dim needs no modulo: the flat index is in range
-                mapped[d] = quotient if position == len(in_dims) - 1 else \
-                    f"{quotient} % {source[d]}"
+                mapped[d] = _atom(quotient) if position == len(in_dims) - 1 else \
+                    f"({quotient} % {source[d]})"
                 stride *= source[d]
         return tuple(mapped)
 
@@ -857,8 +857,17 @@ def run_steps(steps, *args):
 
 
 def _affine(index: str, start: int, step: int) -> str:
-    text = index if step == 1 else f"{step} * {index}"
+    text = index if step == 1 else f"{step} * {_atom(index)}"
     return text if start == 0 else f"({start} + {text})"
+
+
+_NAME_OR_NUMBER = re.compile(r"-?[\w.]+")
+
+
+def _atom(expr: str) -> str:
+    """`expr` as one operand of an arithmetic operator: index expressions compose (a
+    reverse of a reshape's "i0 * 4 + i1"), and `7 - i0 * 4 + i1` is not `7 - (i0*4 + i1)`."""
+    return expr if _NAME_OR_NUMBER.fullmatch(expr) else f"({expr})"
 
 
 @dataclass(frozen=True)

@@ -160,6 +160,7 @@ class Job:
     def __init__(self, request: dict | None, finish: Callable[[dict], None]):
         self._request, self._finish, self._event = request, finish, threading.Event()
         self._started = threading.Lock()
+        self.sent = threading.Event()          # the worker is running (or failed to start)
         self.ok, self.error = False, ""
 
     @property
@@ -168,18 +169,25 @@ class Job:
         return self._request is None
 
     def start(self) -> None:
-        """Send the request (once; later calls do nothing)."""
+        """Send the request from a thread (once; later calls do nothing): starting the
+        worker process costs 5-20 ms that the call starting it need not wait for."""
         if not self._started.acquire(blocking=False):
             return
         if self.local:
             threading.Thread(target=self.complete, args=({"ok": True},),
                              name="xlanb-kernel-loader", daemon=True).start()
             return
+        threading.Thread(target=self._send, name="xlanb-compile-request",
+                         daemon=True).start()
+
+    def _send(self) -> None:
         try:
             request_worker = worker()
         except OSError as error:
             self.complete({"ok": False, "error": f"cannot start the compile worker: {error}"})
             return
+        finally:
+            self.sent.set()
         request_worker.submit(self._request, self)
 
     def wait(self, timeout: float | None = None) -> bool:

@@ -21,8 +21,11 @@ and loops go through the compiled driver's own runners, so both tiers call NumPy
 from __future__ import annotations
 
 import builtins
+import functools
+import operator
 import threading
 import time
+from typing import Callable
 
 import numpy as np
 
@@ -56,17 +59,37 @@ FRESH = (set(UFUNCS) - {Op.CONJ}) | {
     Op.DYNAMIC_PAD, Op.RNG_BITS}
 
 
+def node_call(node) -> Callable:
+    """The NumPy callable computing `node` from its operands' values: a ufunc, a library
+    call or a loop through the compiled driver's runners, else the interpreter's entry."""
+    if node.op in UFUNCS:
+        return getattr(np, UFUNCS[node.op])
+    if node.op is Op.LOOP:
+        return loop_runner(NumpyProgram(node.arg.body), node.arg.trips, node.arg.carried)
+    if node.op is Op.LIBRARY_CALL:
+        return library_results_call(node) if is_token(node) else library_value_call(node)
+    if node.op in (Op.LOOP_RESULT, Op.LIBRARY_RESULT):
+        return operator.itemgetter(node.arg)
+    return functools.partial(EVAL[node.op], node)
+
+
+def is_tuple_valued(node) -> bool:
+    """A loop or a library call with several results: its value is a tuple."""
+    return node.op is Op.LOOP or (node.op is Op.LIBRARY_CALL and is_token(node))
+
+
 class _Source:
     """Writes one program's Python: a statement per node, its callables bound as globals.
-    `fixes` None writes the checked version; else the node indices that need a conversion."""
+    `fixes`: the node indices whose NumPy result needs a conversion to the node's dtype
+    (found by the checked first call)."""
 
-    def __init__(self, graph: Graph, fixes: set[int] | None):
+    def __init__(self, graph: Graph, fixes: set[int]):
         self.graph, self.fixes = graph, fixes
         self.env: dict = {"_np": np, "_asarray": np.asarray, "_convert": _convert}
         self.names: dict[int, str] = {}
         self.converted: set[int] = set()          # ids of nodes written through _convert
         self.lines: list[str] = []
-        self.reuse = {} if fixes is None else reusable_operands(graph, fixes)
+        self.reuse = reusable_operands(graph, fixes)
 
     def bind(self, value, prefix: str) -> str:
         name = f"_{prefix}{len(self.env)}"
@@ -77,17 +100,9 @@ class _Source:
         operands = ", ".join(self.names[id(i)] for i in node.inputs)
         if node.op in UFUNCS:
             return f"_np.{UFUNCS[node.op]}({operands})"
-        if node.op is Op.LOOP:
-            body = NumpyProgram(node.arg.body)
-            run = loop_runner(body, node.arg.trips, node.arg.carried)
-            return f"{self.bind(run, 'loop')}({operands})"
-        if node.op is Op.LIBRARY_CALL:
-            call = library_results_call(node) if is_token(node) else library_value_call(node)
-            return f"{self.bind(call, 'lib')}({operands})"
         if node.op in (Op.LOOP_RESULT, Op.LIBRARY_RESULT):
             return f"{operands}[{node.arg}]"
-        entry, bound = self.bind(EVAL[node.op], "e"), self.bind(node, "n")
-        return f"{entry}({bound}{', ' if operands else ''}{operands})"
+        return f"{self.bind(node_call(node), 'f')}({operands})"
 
     def statement(self, index: int, node) -> None:
         if node.op is Op.CONSTANT:
@@ -95,12 +110,8 @@ class _Source:
             return
         name = self.names[id(node)] = f"v{index}"
         expr = self.expression(node)
-        tuple_valued = node.op is Op.LOOP or (node.op is Op.LIBRARY_CALL and is_token(node))
-        if tuple_valued:
+        if is_tuple_valued(node):
             self.lines.append(f"{name} = {expr}")
-        elif self.fixes is None:
-            self.lines.append(f"{name} = _check({index}, {expr})")
-            self.converted.add(id(node))         # may be converted: outputs are copied
         elif index in self.fixes:
             dtype = self.bind(node.dtype, "t")
             self.lines.append(f"{name} = _convert(_asarray({expr}), {dtype})")
@@ -206,12 +217,13 @@ def _last_uses(graph: Graph) -> dict[int, list[int]]:
 
 class NumpyProgram:
     """A graph as a callable: `driver(*arrays)` returns its outputs as the compiled driver
-    does.  Checked on the first call, then the fast version (thread-safe: both versions
-    compute the same values)."""
+    does.  The first call runs node by node, checking each value against its node; the
+    second builds the straight-line version (thread-safe: both compute the same values)."""
 
     def __init__(self, graph: Graph):
         self.graph = graph
         self._fast = None
+        self._fixes: set[int] | None = None
         self._lock = threading.Lock()
         self.source = ""
 
@@ -220,30 +232,47 @@ class NumpyProgram:
         if fast is not None:
             return fast(*args)
         with self._lock:
-            if self._fast is None:
+            if self._fixes is None:
                 return self._checked_first_call(args)
+            if self._fast is None:
+                self._fast, self.source = _Source(self.graph, self._fixes).build()
         return self._fast(*args)
 
-    def _checked_first_call(self, args):
+    def _checked_first_call(self, args) -> tuple:
+        """Run node by node (no source to compile yet: the first answer comes sooner),
+        comparing each value's dtype and shape with its node's; a dtype NumPy computes
+        differently is converted and remembered for the straight-line version."""
         nodes, fixes = self.graph.nodes, set()
-
-        def check(index: int, value):
-            value = np.asarray(value)
-            node = nodes[index]
-            if value.dtype != node.dtype:
-                fixes.add(index)
-                value = _convert(value, node.dtype)
-            if value.shape != node.shape:
-                raise AssertionError(f"numpy tier: {node.op.value} produced {value.shape}, "
-                                     f"expected {node.shape}")
-            return value
-
-        checked = _Source(self.graph, None)
-        checked.env["_check"] = check
-        run, _ = checked.build()
-        outs = run(*args)
-        self._fast, self.source = _Source(self.graph, fixes).build()
+        index_of = {id(n): i for i, n in enumerate(nodes)}
+        values: list = [None] * len(nodes)
+        for position, param in enumerate(self.graph.params):
+            values[index_of[id(param)]] = args[position]
+        dead = _last_uses(self.graph)
+        with np.errstate(all="ignore"):
+            for i, node in enumerate(nodes):
+                if node.op is Op.PARAMETER:
+                    continue
+                if node.op is Op.CONSTANT:
+                    values[i] = np.asarray(node.arg)
+                    continue
+                value = node_call(node)(*[values[index_of[id(s)]] for s in node.inputs])
+                values[i] = value if is_tuple_valued(node) else _checked(node, value, i, fixes)
+                for j in dead.get(i, ()):
+                    values[j] = None
+        outs = tuple(np.array(values[index_of[id(o)]], copy=True) for o in self.graph.outputs)
+        self._fixes = fixes
         return outs
+
+
+def _checked(node, value, index: int, fixes: set[int]):
+    value = np.asarray(value)
+    if value.dtype != node.dtype:
+        fixes.add(index)
+        value = _convert(value, node.dtype)
+    if value.shape != node.shape:
+        raise AssertionError(f"numpy tier: {node.op.value} produced {value.shape}, "
+                             f"expected {node.shape}")
+    return value
 
 
 class NumpyTierExecutable:

@@ -242,6 +242,7 @@ def test_worker_ends_with_the_process(tmp_path):
         from xlanb_runtime import background
         f = xlanb.jit(lambda x: x * 2 + 1, tiered=True)
         f(np.ones(3))
+        f.last_compiled.background.sent.wait(300)
         print(background.worker_pid(), flush=True)
     """)
     env = dict(os.environ, XLANB_CACHE_DIR=str(tmp_path / "cache"))
@@ -256,6 +257,7 @@ def test_worker_ends_with_the_process(tmp_path):
 def test_shutdown_ends_the_worker():
     f = xlanb.jit(lambda x: x - 1, tiered=True)
     f(np.ones(3))
+    assert f.last_compiled.background.sent.wait(WAIT)
     pid = background.worker_pid()
     assert pid is not None
     background.shutdown()

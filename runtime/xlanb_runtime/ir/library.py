@@ -493,6 +493,16 @@ register("np.i0", lambda ins: [(ins[0].shape, numpy_dtypes(np.i0, ins)[0])],
          lambda ins, **p: 60.0 * math.prod(ins[0].shape))
 
 
+# -- complex max/min/argmax/argmin (NumPy's lexicographic order) -----------------------------
+
+for _name in ("max", "min"):          # where= is a keyword array; initial= a number
+    register(f"np.{_name}", lambda ins, axis=None, keepdims=False, initial=None,
+             keyword_arrays=(): [(_reduced(ins[0].shape, axis, keepdims), ins[0].dtype)])
+for _name in ("argmax", "argmin"):
+    register(f"np.{_name}", lambda ins, axis=None, keepdims=False:
+             [(_reduced(ins[0].shape, axis, keepdims), np.intp)])
+
+
 # -- draws from NumPy's random state (random_calls.py: effects, chained in trace order) ------
 
 from . import random_calls as _random_calls  # noqa: E402

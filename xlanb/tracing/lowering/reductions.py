@@ -104,26 +104,42 @@ prod = implements(np.prod)(_summation(np.prod, "prod"))
 
 
 def _ordered(numpy_fn, a, kwargs: dict):
-    """max/min/argmax/argmin of complex values (NumPy's lexicographic order): the hook."""
+    """max/min/argmax/argmin of complex values (NumPy's lexicographic order, NaNs first):
+    NumPy's own function as a library call; with where=/initial= the hook."""
+    from .library import axis_param, call, static_param
     kwargs = {k: v for k, v in kwargs.items() if v is not _NoValue}
-    return unsupported(numpy_fn, (a,), kwargs, f"np.{numpy_fn.__name__} on {dtype_of(a)}")
+    out = kwargs.pop("out", None)
+    x = to_node(a)
+    params = {"axis": axis_param(kwargs.pop("axis", None), x.ndim),
+              "keepdims": bool(kwargs.pop("keepdims", False))}
+    if "initial" in kwargs:
+        params["initial"] = static_param(kwargs.pop("initial"), "initial")
+    inputs = [x]
+    where = kwargs.pop("where", True)
+    if where is not True:                  # a mask: NumPy's keyword array
+        inputs.append(to_node(where, bool))
+        params["keyword_arrays"] = ("where",)
+    return _with_out(out, call(f"np.{numpy_fn.__name__}", inputs, **params))
 
 
 def _extremum(numpy_fn, kind):
     def rule(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
         kwargs = {"axis": axis, "keepdims": keepdims, "initial": initial, "where": where}
-        if dtype_of(a).kind == "c":
-            return _ordered(numpy_fn, a, dict(kwargs, out=out))
         if where is not _NoValue and where is not True and initial is _NoValue:
             return _route(numpy_fn, a, kwargs)      # NumPy raises: no identity to fill with
+        if dtype_of(a).kind == "c":
+            return _ordered(numpy_fn, a, dict(kwargs, out=out))
         x = to_node(a)
+        boolean = x.dtype == np.bool_
+        if boolean:                     # False < True: the max/min of their 0/1 bytes
+            x = B.convert(x, np.uint8)
         if initial is not _NoValue:
             x = _masked(x, where, initial)
         node = reduce_node(x, kind, axis, keepdims)
         if initial is not _NoValue:
             op = Op.MAX if kind == "max" else Op.MIN
             node = B.binary(op, node, B.broadcast(scalar(initial, node.dtype), node.shape))
-        return _with_out(out, wrap(node))
+        return _with_out(out, wrap(B.convert(node, np.bool_) if boolean else node))
     return rule
 
 
@@ -155,7 +171,14 @@ def mean_node(x: Node, axis, keepdims=False, dtype=None) -> Node:
     acc = np.dtype(np.float32) if result == np.float16 else result
     axes = normalize_axes(axis, x.ndim)
     total = reduce_node(x, "sum", axes, keepdims, acc)
-    count = B.broadcast(scalar(_count(x.shape, axes), acc), total.shape)
+    return _divide(total, B.broadcast(scalar(_count(x.shape, axes), acc), total.shape), result)
+
+
+def _divide(total: Node, count: Node, result: np.dtype) -> Node:
+    """total / count as `result`.  An integer dtype= (np.mean(x, dtype=np.int64)): NumPy
+    sums in it, true-divides in float64 and casts back unsafely (truncation)."""
+    if total.dtype.kind in "iu":
+        total, count = B.convert(total, np.float64), B.convert(count, np.float64)
     return B.convert(B.binary(Op.DIV, total, count), result)
 
 
@@ -169,7 +192,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
     total = reduce_node(_masked(B.convert(x, acc), where, 0), "sum", axis, keepdims)
     ones = _masked(B.broadcast(scalar(1, acc), x.shape), where, 0)
     count = reduce_node(ones, "sum", axis, keepdims)
-    return _with_out(out, wrap(B.convert(B.binary(Op.DIV, total, count), result)))
+    return _with_out(out, wrap(_divide(total, count, result)))
 
 
 def var_node(x: Node, axis, keepdims=False, dtype=None, ddof=0) -> Node:

@@ -1,10 +1,10 @@
 """Background compiles: a program's kernels compiled in a worker process while the NumPy tier
 answers its calls (numpy_tier.py), then the switch-over to the compiled executable.
 
-    first call ──► numpy tier answers ─────────────────────────► ... ──► compiled calls
-         └─► worker process: compile(graph) into the disk cache ─┐       ▲
-                                        reader thread: compile(graph) ─┘ (every kernel a
-                                                                          disk-cache load)
+    call 1 ──► trace, passes ──► the NumPy tier answers; calls 2..k: the NumPy tier
+                  └─► worker process: compile(graph) into the disk cache
+                        └─► reader thread: compile(graph) here, each kernel a disk-cache
+                            load ──► switch-over: calls k+1... run compiled code
 
 Why a process: Numba's typing and lowering hold the GIL, so a compile thread would stall the
 caller's NumPy calls.  One worker (`python -m xlanb_runtime.compile_worker`, started on first
@@ -30,7 +30,6 @@ import struct
 import subprocess
 import sys
 import threading
-import time
 import warnings
 from pathlib import Path
 from typing import Callable

@@ -30,7 +30,7 @@ from xlanb_runtime.ir import Op, interpret, print_graph
 from xlanb_runtime.report import CompileReport
 
 from .pytree import make_unflattener
-from .tracing import trace
+from .tracing import free_variables, trace
 from .tracing.boundary import call_params, distinct_outputs, find_aliases, finish_call
 from .internal_errors import named_internal_errors
 from .tracing.tracer import current_context, flatten_args, has_tracer, trace_learning_statics
@@ -95,7 +95,7 @@ class Lowered:
         with named_internal_errors(self._jitted.fn, compiling=True):
             executable = xlanb_runtime.compile(self.traced.graph, self._jitted.target,
                                                self.options, self.report)
-        compiled = Compiled(executable, self.traced)
+        compiled = Compiled(executable, self.traced, self._jitted._sources)
         settings = flags.from_environment()
         if self._jitted.target == "cpu" and settings.xla_tiered:   # a later process loads
             background.remember(background.program_key(
@@ -108,7 +108,7 @@ class Lowered:
         settings = flags.from_environment()
         with named_internal_errors(self._jitted.fn, compiling=True):
             executable = numpy_tier.plan_program(self.traced.graph, self.options, self.report)
-        compiled = Compiled(executable, self.traced)
+        compiled = Compiled(executable, self.traced, self._jitted._sources)
         graph, target, options = self.traced.graph, self._jitted.target, self.options
         report = self.report
 
@@ -126,8 +126,9 @@ class Lowered:
 class Compiled:
     """A compiled program: call it, read it (`as_text`), and see what it costs."""
 
-    def __init__(self, executable, traced):
+    def __init__(self, executable, traced, sources=()):
         self.traced = traced
+        self.sources = sources or ()     # free variables: one more argument of each call
         self.background: background.Job | None = None    # a tiered program's compile
         self._switch_lock = threading.Lock()
         self._set_executable(executable)
@@ -215,6 +216,8 @@ class Compiled:
         return self._executable
 
     def __call__(self, *args, **kwargs):
+        if self.sources:
+            args = args + (free_variables.fetch(self.sources),)
         leaves, _, _ = flatten_args(args, kwargs, ())
         return self.call_flat(leaves)
 
@@ -274,6 +277,7 @@ class JitFunction:
         self._simple = not self.static_argnums
         self._warned = False
         self.last_compiled: Compiled | None = None
+        self._sources: tuple | None = None    # globals/closure values read: see free_variables
         self._autocluster = None
         if not must_compile:
             from .autocluster import AutoClusterer
@@ -287,13 +291,14 @@ class JitFunction:
             return self.fn(*args, **kwargs)    # called while tracing: inline, as jax.jit
         if self._autocluster is not None:
             return self._autocluster(args, kwargs)
+        user_args, args = args, self._with_free_variables(args)
         fast = _fast_signature(args, kwargs) if self._simple else None
         if fast is not None:
             compiled = self._fast_cache.get(fast[0])
             if compiled is not None and find_aliases(fast[1]) is None:
                 self._hits += 1
                 if compiled.runs_eagerly:
-                    return self.fn(*args, **kwargs)
+                    return self.fn(*user_args, **kwargs)
                 return compiled.call_flat(fast[1])
         leaves, key = self.signature(args, kwargs)
         compiled = self._cache.get(key)
@@ -311,11 +316,24 @@ class JitFunction:
                     self._hits += 1
         else:
             self._hits += 1
-        if fast is not None and find_aliases(leaves) is None:
+        if fast is not None and find_aliases(leaves) is None and \
+                _fast_key_fits(compiled, leaves):
             self._fast_cache[fast[0]] = compiled
         if compiled.runs_eagerly:
-            return self.fn(*args, **kwargs)
+            return self.fn(*user_args, **kwargs)
         return compiled.call_flat(leaves)
+
+    def _with_free_variables(self, args: tuple) -> tuple:
+        """`args` and, when the function reads arrays or numbers from globals or closures,
+        their current values as one more argument (free_variables)."""
+        if self._sources is None:
+            self._sources = free_variables.scan(self.fn)
+        return args + (free_variables.fetch(self._sources),) if self._sources else args
+
+    def _function_to_trace(self) -> Callable:
+        if self._sources:
+            return free_variables.with_free_variables(self.fn, self._sources)
+        return self.fn
 
     def _compile_new(self, lowered: Lowered) -> Compiled:
         """Tiered (answer on the NumPy tier, compile in the background) or blocking."""
@@ -363,7 +381,8 @@ class JitFunction:
         statics = self._static_leaves.setdefault(in_tree, set())
         with named_internal_errors(self.fn):
             return trace_learning_statics(
-                lambda static_leaves: trace(self.fn, args, kwargs, self.static_argnums,
+                lambda static_leaves: trace(self._function_to_trace(), args, kwargs,
+                                            self.static_argnums,
                                             static_leaves=static_leaves,
                                             scalars_traced=True), statics)
 
@@ -375,6 +394,7 @@ class JitFunction:
 
     def run_interpreted(self, args, kwargs):
         """Trace (once per signature) and run op by op in the reference interpreter."""
+        args = self._with_free_variables(args)
         leaves, key = self.signature(args, kwargs)
         traced = self._interpreted.get(key)
         if traced is None:
@@ -386,7 +406,7 @@ class JitFunction:
 
     # -- stages and introspection ------------------------------------------------------
     def lower(self, *args, **kwargs) -> Lowered:
-        return self._lower(args, kwargs)
+        return self._lower(self._with_free_variables(args), kwargs)
 
     def cache_info(self) -> CacheInfo:
         return CacheInfo(self._hits, self._misses, len(self._cache))
@@ -462,36 +482,47 @@ def _describe_signature(signature) -> str:
     return f"shape {signature[0]}"
 
 
-def _fast_signature(args, kwargs):
-    """(hashable key, leaves) for arguments made only of ndarrays in dicts, lists and
-    tuples, or None: the per-call path then avoids building a PyTreeDef.  The leaves come in
-    `flatten_args` order (positional args, then kwargs; dict keys sorted)."""
+def _fast_signature(args, kwargs, scalars: bool = True):
+    """(hashable key, leaves) for arguments made only of ndarrays and Python numbers (by
+    type: they are traced) in dicts, lists and tuples, or None: the per-call path then
+    avoids building a PyTreeDef.  The leaves come in `flatten_args` order (positional
+    args, then kwargs; dict keys sorted).  `scalars=False`: ndarrays only."""
     leaves: list = []
     try:
-        key = (_signature(args, leaves),
-               _signature(kwargs, leaves) if kwargs else None)
+        key = (_signature(args, leaves, scalars),
+               _signature(kwargs, leaves, scalars) if kwargs else None)
     except _NotSimple:
         return None
     return key, leaves
+
+
+def _fast_key_fits(compiled: Compiled, leaves: list) -> bool:
+    """Whether a fast key (Python numbers by type) may stand for `compiled`: it traced
+    every Python-number leaf (none had to be static, keyed by its value)."""
+    numbers = sum(1 for leaf in leaves if type(leaf) in _WEAK_SCALARS)
+    return numbers == len(compiled.traced.scalar_params)
 
 
 class _NotSimple(Exception):
     pass
 
 
-def _signature(tree, leaves: list):
+def _signature(tree, leaves: list, scalars: bool):
     kind = type(tree)
     if kind is np.ndarray:
         leaves.append(tree)
         return tree.shape, tree.dtype, tree.strides
+    if scalars and kind in _WEAK_SCALARS:
+        leaves.append(tree)
+        return kind
     if kind is dict:
         try:
             keys = sorted(tree)
         except TypeError:
             raise _NotSimple from None
-        return kind, tuple(keys), tuple(_signature(tree[k], leaves) for k in keys)
+        return kind, tuple(keys), tuple(_signature(tree[k], leaves, scalars) for k in keys)
     if kind is tuple or kind is list:
-        return kind, tuple(_signature(item, leaves) for item in tree)
+        return kind, tuple(_signature(item, leaves, scalars) for item in tree)
     raise _NotSimple
 
 

@@ -40,7 +40,7 @@ from xlanb_runtime.ir import Graph, Node, Op, interpret, print_graph
 from xlanb_runtime.ir.graph import topological_order, with_inputs
 
 from .api import _fast_signature
-from .errors import AliasingError, InternalCompilerError
+from .errors import AliasingError, InternalCompilerError, TracerLeakError
 from .internal_errors import named_internal_errors
 from .pytree import tree_map
 from .tracing.boundary import find_aliases, finish_call
@@ -351,7 +351,8 @@ class AutoClusterer:
             return executable.run(values)
 
     def __call__(self, args, kwargs):
-        fast = _fast_signature(args, kwargs) if self.jitted._simple else None
+        args = self.jitted._with_free_variables(args)       # read from globals: inputs
+        fast = _fast_signature(args, kwargs, scalars=False) if self.jitted._simple else None
         if fast is not None and find_aliases(fast[1]) is None:
             known = self.known_fast.get(fast[0])     # arrays only: a cheaper key
             if known is not None:
@@ -369,10 +370,20 @@ class AutoClusterer:
         except InternalCompilerError as exc:
             warnings.warn(f"{exc} `{getattr(fn, '__qualname__', fn)}` runs with NumPy for "
                           "this call.", FallbackWarning, stacklevel=4)
-            return fn(*args, **kwargs)
+            return self._numpy_call(args, kwargs)
         except AliasingError as exc:      # arguments share memory in a way no trace can
             self.report.record_break("aliased arguments", exc.location, exc.detail)
-            return fn(*args, **kwargs)    # follow (other dtypes): NumPy's own call
+            return self._numpy_call(args, kwargs)   # (other dtypes): NumPy's own call
+        except TracerLeakError as exc:    # it assigns a global: a Python side effect
+            self.report.record_break("assigns a global", exc.location, exc.detail)
+            return self._numpy_call(args, kwargs)
+
+    def _numpy_call(self, args, kwargs):
+        """The user's function with NumPy, on the user's arguments (without the values of
+        its free variables, which it reads itself)."""
+        if self.jitted._sources:
+            args = args[:-1]
+        return self.jitted.fn(*args, **kwargs)
 
     def _call(self, args, kwargs, fast):
         leaves, key = self.jitted.signature(args, kwargs)
@@ -391,7 +402,7 @@ class AutoClusterer:
         path, timed = known.next_path()
         start = time.perf_counter() if timed else 0.0
         if path == "numpy":                          # (no trace runs: nothing to suspend)
-            result = self.jitted.fn(*args, **kwargs)
+            result = self._numpy_call(args, kwargs)
         elif known.whole is not None:                 # run as `jit` runs it
             whole = known.whole
             self.report.record_cluster(whole.cache_text, whole.ops,
@@ -410,7 +421,7 @@ class AutoClusterer:
 
     def _clustered(self, args, kwargs, leaves, key):
         """Trace the call, compiling and running a cluster at each break."""
-        fn = self.jitted.fn
+        fn = self.jitted._function_to_trace()
         _, in_tree, _ = flatten_args(args, kwargs, self.jitted.static_argnums)
         statics = self.jitted._static_leaves.setdefault(in_tree, set())
         self.call_compile_seconds = 0.0
@@ -426,7 +437,7 @@ class AutoClusterer:
             choice = self._choice(key, leaves)
             choice.numpy_only = f"its trace took more than {TRACE_BUDGET_SECONDS:g} s"
             with suspended():                    # nothing was written back: run it anew
-                return fn(*args, **kwargs)
+                return self._numpy_call(args, kwargs)
         if not context.breaks:
             compiled = self._whole_program(traced)
             if compiled is not None:

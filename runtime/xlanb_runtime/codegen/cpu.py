@@ -19,6 +19,7 @@ math functions are separate Numba functions with their own (non-reassociating) f
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import inspect
@@ -360,6 +361,7 @@ class _Codegen:
         body = {"loop": self.gen_loop, "reduce": self.gen_reduce, "dot": self.gen_dot,
                 "scatter": self.gen_scatter, "row": self.gen_row}[k.kind]
         body()
+        self.lines = hoist_invariants(self.lines)
         for i, out in enumerate(k.outputs):
             if out is not k.dot or self.dot_acc_name or self.narrow:  # else matmul writes it
                 self.args.append(KernelArg("out", f"out{i}", out))
@@ -761,6 +763,62 @@ class _Codegen:
 _ASSIGN = re.compile(r"^\s*(v\d+) = (.*)$")
 _VARIABLE = re.compile(r"\bv\d+\b")
 _VECMATH_CALL = re.compile(r"\b\w+_f(?:32|64)\(")
+
+
+_FOR = re.compile(r"^(\s*)for (\w+) in ")
+_STORE = re.compile(r"^\s*(\w+)\[.*\] = ")
+_BOUND = re.compile(r"^\s*(?:for )?(\w+) (?:=|in) ")
+_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def hoist_invariants(lines: list[str]) -> list[str]:
+    """Loop-invariant code motion on the generated source: a value computed once
+    (`vN = expr`, assigned nowhere else) in a loop's body, whose expression reads no name
+    bound in that loop and no array the kernel writes, moves before the loop.  A gather's
+    index (`table[idx[i, j], k]`, loaded and clamped per k) is then read once per (i, j):
+    LLVM cannot hoist it itself, since the loop's stores might alias the index array, and
+    the recomputation also stops it vectorizing the loop (4x on an embedding bag)."""
+    assigned = collections.Counter(m.group(1) for line in lines
+                                   if (m := _ASSIGN.match(line)))
+    written = {m.group(1) for line in lines if (m := _STORE.match(line))}
+    reads_written = re.compile(rf"\b(?:{'|'.join(map(re.escape, written))})\[") \
+        if written else None
+    moved = True
+    while moved:
+        moved = False
+        for h, header in enumerate(lines):
+            loop = _FOR.match(header)
+            if not loop:
+                continue
+            indent = len(loop.group(1))
+            end = h + 1
+            while end < len(lines) and _indent(lines[end]) > indent:
+                end += 1
+            body = lines[h + 1:end]
+            bound = {m.group(1) for line in body if (m := _BOUND.match(line))}
+            bound.add(loop.group(2))
+            hoisted: list[str] = []
+            for line in body:
+                value = _ASSIGN.match(line)
+                if not value or _indent(line) != indent + 4 or assigned[value.group(1)] != 1:
+                    continue
+                expr = value.group(2)
+                if set(_NAME.findall(expr)) & bound or \
+                        (reads_written and reads_written.search(expr)):
+                    continue
+                hoisted.append(line)
+                bound.discard(value.group(1))
+            if hoisted:
+                kept = [line for line in body if line not in hoisted]
+                lines = lines[:h] + [line[4:] for line in hoisted] + [header] + kept + \
+                    lines[end:]
+                moved = True
+                break
+    return lines
 
 
 def distribute_stores(body: list[str]) -> list[list[str]]:

@@ -282,28 +282,6 @@ def power_by_multiplying(x: Node, n: Node) -> Node | None:
     return result
 
 
-def float32_power_in_float64(x: Node, c: Node) -> Node | None:
-    """x**c for float32 x and a constant non-integer c as exp(c * log(x)) in float64,
-    rounded once to float32.  The generated loop calls vecmath's exp and log, which
-    vectorize, where pow is a scalar libm call per element (10x slower than NumPy's SIMD
-    float32 pow; gamma correction `img ** (1/2.2)`).  Exact enough: float64's relative
-    error stays below 2^-40 for every float32 x, so the float32 result is within an ulp
-    of pow's.  Special values agree with pow for a non-integer exponent: x < 0 gives
-    log nan -> nan; +-0 gives log -inf -> 0 (c > 0) or inf (c < 0); +inf and nan follow;
-    -inf, where log is nan and pow is inf (c > 0) or 0 (c < 0), is selected apart.
-    An integer-valued c is left alone (pow(-2, 3.0) is -8, log(-2) is nan)."""
-    value = splat_value(c)
-    if x.dtype != np.float32 or value is None or not np.isfinite(value) or \
-            float(value).is_integer():
-        return None
-    wide = B.convert(x, np.float64)
-    scaled = B.binary(Op.MUL, B.broadcast(B.constant(np.float64(value)), x.shape, ()),
-                      B.unary(Op.LOG, wide))
-    power = B.convert(B.unary(Op.EXP, scaled), np.float32)
-    minus_inf = B.binary(Op.EQ, x, splat(-np.inf, x))
-    return B.select(minus_inf, splat(np.inf if value > 0 else 0.0, x), power)
-
-
 def compose_broadcasts(node: Node, inner: Node, x: Node) -> Node:
     return B.broadcast(x, node.shape, tuple(node.arg[d] for d in inner.arg))
 
@@ -374,8 +352,6 @@ SIMPLIFY = Rules([
     (pat(Op.POW, var("x"), const(0.5)), sqrt),                 # x**0.5 -> sqrt(x)  (*)
     (pat(Op.POW, var("x"), const(-0.5)), rsqrt),               # x**-0.5 -> rsqrt(x)  (*)
     (pat(Op.DIV, const(1), pat(Op.SQRT, var("x"))), rsqrt),    # 1/sqrt(x) -> rsqrt(x)
-    (pat(Op.POW, var("x"), const(name="c")),                   # x**c -> f32(exp(c*log(x)))
-     float32_power_in_float64),                                #   in f64, c not an integer
     # select
     (pat(Op.SELECT, const(True), var("a"), var()), lambda a: a),   # select(true, a, b) -> a
     (pat(Op.SELECT, const(False), var(), var("b")), lambda b: b),  # select(false, a, b) -> b

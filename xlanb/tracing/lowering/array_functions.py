@@ -263,3 +263,31 @@ GUFUNCS = {
     getattr(np, "vecdot", None): _vecdot,
 }
 GUFUNCS.pop(None, None)
+
+
+# -- dtype queries: answered from the traced values' dtypes, never their values -------------
+
+def _dtype_stand_in(x):
+    """What NumPy's dtype rules see of `x`: a traced Python scalar stays a (weak) Python
+    scalar, a traced array is its dtype."""
+    if isinstance(x, Tracer):
+        return x.weak_type(0) if x.weak_type is not None else x.dtype
+    return x
+
+
+@implements(np.result_type)
+def result_type(*arrays_and_dtypes):
+    return np.result_type(*(_dtype_stand_in(x) for x in arrays_and_dtypes))
+
+
+@implements(np.can_cast)
+def can_cast(from_, to, casting="safe"):
+    return np.can_cast(_dtype_stand_in(from_), to, casting)
+
+
+@implements(np.min_scalar_type)
+def min_scalar_type(a):
+    """An array's own dtype; a 0-d value's type depends on the value (NumPy's rule)."""
+    if isinstance(a, Tracer) and a.ndim == 0:
+        return unsupported(np.min_scalar_type, (a,), {}, "np.min_scalar_type(0-d value)")
+    return a.dtype if isinstance(a, Tracer) else np.min_scalar_type(a)

@@ -109,12 +109,40 @@ def test_draws_are_chained_in_trace_order():
     assert compiled.count("np.random.draw") == 2    # neither merged by cse nor dropped
 
 
-def test_generator_read_from_a_global_is_refused():
+RNG = np.random.default_rng(5)
+
+
+def _reads_global(x):
+    return x * RNG.normal(size=3) + RNG.integers(0, 4, 3)
+
+
+def test_generator_read_from_a_global_or_closure_follows_its_stream():
+    """A global or closure generator is an input of every call (free_variables)."""
+    global RNG
     rng = np.random.default_rng(0)
 
-    def f(x):
+    def closure(x):
         return x + rng.normal(size=3)
-    with pytest.raises(UnsupportedNumPyFunctionError, match="`rng` was drawn from"):
+    jitted, reference = xlanb.jit(closure), np.random.default_rng(0)
+    for _ in range(3):
+        np.testing.assert_array_equal(jitted(np.ones(3)), 1 + reference.normal(size=3))
+    jitted = xlanb.jit(_reads_global)
+    for seed in (1, 2):                              # rebinding the global: its new stream
+        RNG = np.random.default_rng(seed)
+        expected = [_reads_global(np.ones(3)) for _ in range(2)]
+        RNG = np.random.default_rng(seed)
+        for want in expected:
+            np.testing.assert_array_equal(jitted(np.ones(3)), want)
+
+
+def test_generator_reached_through_an_object_is_refused():
+    class Model:
+        rng = np.random.default_rng(0)
+    model = Model()
+
+    def f(x):
+        return x + model.rng.normal(size=3)
+    with pytest.raises(UnsupportedNumPyFunctionError, match="drawn from while tracing"):
         xlanb.jit(f)(np.zeros(3))
     clustered = xlanb.jit(f, must_compile=False)      # eager: new numbers each call
     assert not np.array_equal(clustered(np.zeros(3)), clustered(np.zeros(3)))

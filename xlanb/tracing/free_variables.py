@@ -9,7 +9,7 @@ arguments:
 - `scan(fn)` finds, once, the *sources*: the global names `fn` (its nested code, and the
   Python functions it calls, transitively to `MAX_DEPTH`) reads, and its closure cells,
   that hold an array or a number (ndarray, NumPy scalar, Python int/float/complex/bool,
-  str).  Other values (modules, functions, lists, objects) are not sources: an array
+  str), or a NumPy random generator (its draws then run on it at every call).  Other values (modules, functions, lists, objects) are not sources: an array
   reached through them (`model.W`, `CACHE["w"]`) is still read when traced.
 - each call fetches the sources' current values and passes them as one more argument,
   so they take part in the signature like any argument: arrays by shape, dtype and
@@ -33,7 +33,10 @@ import numpy as np
 from .source import _is_internal
 
 MAX_DEPTH = 4
-_VALUE_TYPES = (np.ndarray, np.generic, int, float, complex, bool, str)
+# Generators too: a global `rng` is passed in, so its draws are NumPy's own at run time
+# (tracing/lowering/random_draws.py), keyed by the generator object itself.
+_VALUE_TYPES = (np.ndarray, np.generic, int, float, complex, bool, str,
+                np.random.Generator, np.random.RandomState)
 
 
 @dataclasses.dataclass(frozen=True)

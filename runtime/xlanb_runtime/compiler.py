@@ -25,7 +25,7 @@ from .codegen import cache
 from .codegen.cpu import generate
 from .executable import CompiledKernel, Executable, build_driver, loop_runner
 from .ir import Graph, Op, interpret, print_graph
-from .passes import OPTIMIZE_PIPELINE, run_pipeline, timed
+from .passes import LOWERING_PIPELINE, OPTIMIZE_PIPELINE, run_pipeline, timed
 from .passes import cost_model
 from .passes.fusion import plan_fusion
 from .passes.loop_reroll import reroll_loops
@@ -216,10 +216,14 @@ def optimize_and_plan(graph: Graph, options: CompileOptions, report: CompileRepo
     if dumper and settings.xla_dump_hlo_as_text:
         dumper.write("before_optimizations.txt", print_graph(graph))
     start = time.perf_counter()
-    optimized, records = run_pipeline(
-        graph, options.pipeline, disabled=options.disabled_passes,
-        dump=dumper.after_pass(settings.xla_dump_hlo_pass_re)
-        if dumper and settings.xla_dump_hlo_pass_re else None)
+    dump = dumper.after_pass(settings.xla_dump_hlo_pass_re) \
+        if dumper and settings.xla_dump_hlo_pass_re else None
+    optimized, records = run_pipeline(graph, options.pipeline,
+                                      disabled=options.disabled_passes, dump=dump)
+    # lowerings that grow the graph, after the passes that only simplify it
+    optimized, lowered = run_pipeline(optimized, LOWERING_PIPELINE,
+                                      disabled=options.disabled_passes, dump=dump)
+    records += lowered
     plan = timed("fusion", lambda g: plan_fusion(g, options.fusion, row_fusion), optimized,
                  records)
     _add_records(report, records, start)

@@ -9,7 +9,9 @@ from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
 from .layout import fold_transposes
 from .all_reduce_combiner import all_reduce_combiner
+from .expand import LOWERING_PIPELINE, expand_short_dots
 
 __all__ = ["OPTIMIZE_PIPELINE", "PASSES", "PassError", "PassRecord", "register_pass",
            "run_pipeline", "timed", "simplify", "eliminate_common_subexpressions",
-           "eliminate_dead_code", "fold_transposes", "all_reduce_combiner"]
+           "eliminate_dead_code", "fold_transposes", "all_reduce_combiner",
+           "LOWERING_PIPELINE", "expand_short_dots"]

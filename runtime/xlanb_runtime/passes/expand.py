@@ -1,0 +1,87 @@
+"""`expand-short-dots`: a dot summing at most SHORT_CONTRACTION products, into at least
+MIN_OUTPUTS elements, becomes those products, elementwise, so that it fuses.
+
+    %2 = dot(%0, %1), arg=((0,), (0,), (2,), (1,)) : f64[N,3,3]     (a batch of 3x3 matmuls)
+      ->
+    %2 = add(add(mul(a0, b0), mul(a1, b1)), mul(a2, b2)) : f64[N,3,3]
+         where ak = broadcast(a[:, :, k]) and bk = broadcast(b[:, k, :])
+
+A BLAS call per such dot costs more than the multiply-adds it does (NumPy's matmul of
+20000 4x4 matrices: 0.5 ms; the products fused: about 0.3), and its output makes a round
+trip through memory before the bias, activation or power that follows.  Batches of 3x3 or
+4x4 matmuls, points times a rotation, RGB weights and outer products are all such dots.
+
+Unlike the optimize pipeline's passes this one grows the graph (K products and K - 1 sums
+per dot): it runs after that pipeline, as a lowering before fusion (compiler.py), followed
+by simplify and cse so that slices of constants fold.  The sum runs in order k = 0, 1, ...
+as a naive loop does: the result differs from BLAS's by rounding only.
+Precondition: none.  Cost: each output element reads 2K operand elements (BLAS: the same,
+from cache); K <= 4 keeps that cheap.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph, Node
+from ..ir import builder as B
+from ..ir.ops import Op
+from .pipeline import register_pass
+from .simplify import Rules, pat, rewrite, var
+
+LOWERING_PIPELINE = (
+    "expand-short-dots",  # dots over k <= 4 as fusible sums of products
+    "simplify",           # slices of constant weights become scalar splats
+    "cse",                # the expanded slices of one operand are shared
+)
+
+
+SHORT_CONTRACTION = 4       # a dot summing at most this many products becomes elementwise
+# ... when it has at least this many outputs.  A smaller one stays NumPy's BLAS call: its
+# output's round trip is in cache, the call's cost is a microsecond, and its result stays
+# NumPy's to the last bit (trace(A @ B - B @ A) of 4x4 matrices is 0 or -2e-16 depending on
+# the order of the sums, and a comparison relative to that is meaningless).
+MIN_OUTPUTS = 4096
+
+
+def dot_as_products(node: Node, a: Node, b: Node) -> Node | None:
+    """A dot whose contraction is at most SHORT_CONTRACTION long as the sum of its products,
+    `a[..., 0] * b[0, ...] + a[..., 1] * b[1, ...] + ...` over broadcasts: elementwise,
+    so it fuses with its producers and consumers (a batch of 3x3 or 4x4 matmuls, points
+    times a 3x3 rotation, RGB weights, an outer product).  A BLAS call per such product
+    costs more than the multiply-adds it does, and its output makes a round trip
+    through memory.  Summed in order k = 0, 1, ..., as a naive loop does."""
+    lb, rb, lc, rc = node.arg
+    length = int(np.prod([a.shape[d] for d in lc], dtype=np.int64))
+    if not 1 <= length <= SHORT_CONTRACTION or node.size < MIN_OUTPUTS or \
+            node.dtype.kind not in "iufc":
+        return None
+    nb = len(lb)
+    lfree = [d for d in range(a.ndim) if d not in lb + lc]
+    rfree = [d for d in range(b.ndim) if d not in rb + rc]
+    lhs = B.transpose(a, list(lb) + lfree + list(lc))      # (batch, free, contracted)
+    rhs = B.transpose(b, list(rb) + rfree + list(rc))
+    lhs = B.reshape(lhs, lhs.shape[:a.ndim - len(lc)] + (length,))
+    rhs = B.reshape(rhs, rhs.shape[:b.ndim - len(rc)] + (length,))
+    lhs_dims = tuple(range(nb + len(lfree)))
+    rhs_dims = tuple(range(nb)) + tuple(range(nb + len(lfree), node.ndim))
+    total = None
+    for k in range(length):
+        terms = []
+        for operand, dims in ((lhs, lhs_dims), (rhs, rhs_dims)):
+            specs = [(0, n, 1) for n in operand.shape[:-1]] + [(k, k + 1, 1)]
+            column = B.reshape(B.slice_(operand, specs), operand.shape[:-1])
+            terms.append(B.broadcast(column, node.shape, dims))
+        product = B.binary(Op.MUL, *terms)
+        total = product if total is None else B.binary(Op.ADD, total, product)
+    return total
+
+
+EXPAND_RULES = Rules([
+    (pat(Op.DOT, var("a"), var("b")), dot_as_products),        # dot over k<=4 -> sum a_k*b_k
+])
+
+
+@register_pass("expand-short-dots")
+def expand_short_dots(graph: Graph) -> Graph:
+    """Every dot with a contraction of at most SHORT_CONTRACTION as its sum of products."""
+    return rewrite(graph, EXPAND_RULES)

@@ -1,0 +1,64 @@
+"""Dots whose contraction sums at most SHORT_CONTRACTION products into at least
+MIN_OUTPUTS elements become elementwise sums of products (passes/expand.py
+`dot_as_products`) and fuse; against NumPy for every layout of batch, free and contracted
+dims, integer, float and complex; longer or smaller dots are left to BLAS."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlanb
+from xlanb_runtime.passes.expand import MIN_OUTPUTS, SHORT_CONTRACTION
+
+RNG = np.random.default_rng(0)
+
+
+def _normal(*shape, dtype=np.float64):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+CASES = {
+    "batched 4x4 matmul": (lambda a, b: a @ b, (_normal(300, 4, 4), _normal(300, 4, 4))),
+    "batched 3x3 float32": (lambda a, b: a @ b, (_normal(500, 3, 3, dtype=np.float32),
+                                                 _normal(500, 3, 3, dtype=np.float32))),
+    "points @ R.T + t": (lambda p, r, t: p @ r.T + t, (_normal(2000, 3), _normal(3, 3),
+                                                       _normal(3))),
+    "RGB weights, gamma": (lambda img: (img @ np.array([0.299, 0.587, 0.114], np.float32))
+                           ** (1 / 2.2), (RNG.random((50, 90, 3)).astype(np.float32),)),
+    "outer product": (lambda x, y: np.outer(x, y), (_normal(70), _normal(70))),
+    "einsum batch last": (lambda x, y: np.einsum("bik,bjk->bij", x, y),
+                          (_normal(30, 15, 2), _normal(30, 16, 2))),
+    "einsum batch last, contracted first": (lambda x, y: np.einsum("kib,kjb->bij", x, y),
+                                            (_normal(2, 25, 30), _normal(2, 26, 30))),
+    "integer matmul": (lambda a, b: a @ b, (RNG.integers(-9, 9, (90, 2)),
+                                            RNG.integers(-9, 9, (2, 50)))),
+    "two contracted dims": (lambda a, b: np.tensordot(a, b, axes=([1, 2], [0, 1])),
+                            (_normal(80, 2, 2), _normal(2, 2, 60))),
+    "complex": (lambda a, b: a @ b, (_normal(90, 3) + 1j * _normal(90, 3),
+                                     _normal(3, 60) - 2j * _normal(3, 60))),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_short_dot_is_elementwise_and_matches_numpy(name):
+    fn, args = CASES[name]
+    got, want = xlanb.jit(fn)(*args), fn(*args)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    kinds = [k.kind for k in xlanb.jit(fn).lower(*args).compile().kernels]
+    assert kinds == ["loop"], kinds
+
+
+def test_longer_contraction_stays_a_dot():
+    a, b = _normal(6, SHORT_CONTRACTION + 1), _normal(SHORT_CONTRACTION + 1, 5)
+    compiled = xlanb.jit(lambda a, b: a @ b).lower(a, b).compile()
+    assert [k.kind for k in compiled.kernels] == ["dot"]
+
+
+def test_small_short_dot_stays_numpys_blas_call():
+    """trace(A @ B - B @ A) is 0 or -2e-16 by the order of the sums: small dots keep
+    NumPy's order to the last bit."""
+    a, b = _normal(4, 4), _normal(4, 4)
+    fn = lambda a, b: np.trace(a @ b - b @ a)        # noqa: E731
+    assert xlanb.jit(fn)(a, b) == fn(a, b)
+    assert 4 * 4 < MIN_OUTPUTS

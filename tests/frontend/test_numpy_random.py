@@ -172,3 +172,19 @@ def test_grad_keeps_unused_draws():
     np.testing.assert_array_equal(g, np.random.normal(size=X.shape))
     np.random.rand()
     assert np.random.rand() == after
+
+
+def test_tiered_program_keeps_the_stream_across_the_switch():
+    """The default tiered jit: calls on the NumPy tier, then on compiled code, draw what
+    eager NumPy draws (the background compile never runs a draw)."""
+    def f(x, rng):
+        return x * rng.normal(size=3) + np.random.rand(3), rng.integers(0, 9, 2)
+    jitted = xlanb.jit(f, tiered=True)
+    mine, reference = np.random.default_rng(3), np.random.default_rng(3)
+    for call in range(4):
+        if call == 2:
+            assert jitted.wait_compiled(300)
+        np.random.seed(call)
+        expected = f(X[:3], reference)
+        np.random.seed(call)
+        _same(expected, jitted(X[:3], mine))

@@ -122,9 +122,13 @@ def bind(params: dict) -> Callable:
     source, method = params["source"], params["method"]
     args, kwargs = params.get("args", ()), params.get("kwargs", ())
     skip = 1 if params.get("chained") else 0
-    fn = _method(source, method, probe=False)
     token = np.zeros((), np.uint8)
+    resolved: list[Callable] = []     # the state is looked up at the first run, not when
+                                      # the driver is built (a compile worker builds it
+                                      # without the generator objects, and never runs it)
 
     def draw(*inputs):
-        return _call(fn, method, inputs[skip:], args, kwargs), token
+        if not resolved:
+            resolved.append(_method(source, method, probe=False))
+        return _call(resolved[0], method, inputs[skip:], args, kwargs), token
     return draw

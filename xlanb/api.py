@@ -343,15 +343,17 @@ class JitFunction:
 
     def _is_tiered(self, lowered: Lowered) -> bool:
         """Tiered unless turned off (`tiered=False`, `--xla_tiered=false`), compiled for
-        CUDA, checking NaNs per kernel, dumping (the files are there when the call
-        returns) or holding a collective (replicas must run the same program: they all
-        compile it).  A program compiled before is tiered too, without a worker: loading
-        its kernels costs Numba's start-up in a new process."""
+        CUDA, checking NaNs per kernel or holding a collective (replicas must run the same
+        program: they all compile it).  Dumping or tracing (`--xla_dump_to`,
+        `--xla_trace_to`) compiles first too, unless `tiered=True`: the files then show
+        the compiled program when the call returns.  A program compiled before is tiered
+        too, without a worker: loading its kernels costs Numba's start-up."""
         settings = flags.from_environment()
-        if not (settings.xla_tiered if self.tiered is None else self.tiered):
+        if self.tiered is False or self.tiered is None and (
+                not settings.xla_tiered or settings.xla_dump_to or settings.xla_trace_to):
             return False
         return not (self.target != "cpu" or settings.xla_debug_nans or
-                    settings.xla_dump_to or _has_collective(lowered.graph))
+                    _has_collective(lowered.graph))
 
     def wait_compiled(self, timeout: float | None = None) -> bool:
         """Wait for every background compile this function started: True when all are

@@ -9,7 +9,8 @@ Every kernel's xlanb result is checked against NumPy (dtype-appropriate allclose
 anything is timed; a mismatch is reported and fails the run.  Medians of interleaved runs
 (the implementations timed round-robin, ../shared/PLATFORM.md).  Printed per kernel: NumPy,
 xlanb and jax.jit medians (JAX when importable; float64 kernels run with jax_enable_x64),
-NumPy/xlanb and jax/xlanb (> 1: xlanb faster), the compiled program's kernel count and
+NumPy/xlanb and jax/xlanb (> 1: xlanb faster; the median of per-round ratios, steadier
+than a ratio of medians on this VM), the compiled program's kernel count and
 kinds, and for memory-bound kernels xlanb's share of the measured read bandwidth (over
 100% where the working set fits in the caches: the roofline is measured on 80 MB).  Then the
 geometric mean of NumPy/xlanb, the kernels below 1.0x NumPy, and the share at >= 1.0x
@@ -49,7 +50,7 @@ import numpy as np  # noqa: E402
 
 import xlanb  # noqa: E402
 from common import (blas_description, format_table, interleaved_times,  # noqa: E402
-                    measure_bandwidth)
+                    measure_bandwidth, paired_ratio)
 from corpus_kernels import CORPUS, tolerance  # noqa: E402
 
 try:
@@ -109,8 +110,11 @@ def measure(kernel, repeats: int, quick: bool) -> dict:
         impls["jax"] = jax_call
     times = interleaved_times(impls, repeats)
     medians = {name: float(np.median(ts)) for name, ts in times.items()}
+    # ratios paired round by round: the VM's speed drifts and stalls for tens of ms, and
+    # calls timed back to back share that (common.paired_ratio)
+    ratios = {other: paired_ratio(times, other, "xlanb") for other in impls if other != "xlanb"}
     return {"name": kernel.name, "kernels": len(compiled.kernels),
-            "kinds": kernel_kinds(compiled), "medians": medians,
+            "kinds": kernel_kinds(compiled), "medians": medians, "ratios": ratios,
             "bytes": io_bytes(args, fn(*args)) if kernel.bandwidth else None}
 
 
@@ -118,8 +122,8 @@ def _ms(seconds) -> str:
     return "-" if seconds is None else f"{seconds * 1e3:.3f}"
 
 
-def _ratio(a, b) -> str:
-    return "-" if a is None or b is None else f"{a / b:.2f}x"
+def _ratio(value) -> str:
+    return "-" if value is None else f"{value:.2f}x"
 
 
 def table_rows(results: list[dict], bandwidth: float, two_thread: dict | None) -> list:
@@ -133,24 +137,24 @@ def table_rows(results: list[dict], bandwidth: float, two_thread: dict | None) -
         share = "-" if r["bytes"] is None else \
             f"{r['bytes'] / m['xlanb'] / 1e9 / bandwidth * 100:.0f}%"
         row = [r["name"], _ms(m["numpy"]), _ms(m["xlanb"]), _ms(m.get("jax")),
-               _ratio(m["numpy"], m["xlanb"]), _ratio(m.get("jax"), m["xlanb"]),
+               _ratio(r["ratios"]["numpy"]), _ratio(r["ratios"].get("jax")),
                str(r["kernels"]), r["kinds"], share]
         if two_thread is not None:
             other = two_thread.get(r["name"])
-            row.append(_ratio(other["numpy"], other["xlanb"]) if other else "-")
+            row.append(_ratio(other["numpy"]) if other else "-")
         rows.append(row)
     return rows
 
 
 def summary(results: list[dict]) -> list[str]:
-    speedups = [r["medians"]["numpy"] / r["medians"]["xlanb"] for r in results]
+    speedups = [r["ratios"]["numpy"] for r in results]
     geo = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
     slow = [f"{r['name']} ({s:.2f}x)" for r, s in zip(results, speedups) if s < 1.0]
-    with_jax = [r for r in results if "jax" in r["medians"]]
+    with_jax = [r for r in results if "jax" in r["ratios"]]
     lines = [f"geometric mean NumPy/xlanb: {geo:.2f}x over {len(results)} kernels",
              f"below 1.0x NumPy: {len(slow)}" + (": " + "; ".join(slow) if slow else "")]
     if with_jax:
-        wins = sum(r["medians"]["jax"] >= r["medians"]["xlanb"] for r in with_jax)
+        wins = sum(r["ratios"]["jax"] >= 1.0 for r in with_jax)
         lines.append(f"at >= 1.0x jax.jit: {wins}/{len(with_jax)} "
                      f"({wins / len(with_jax) * 100:.0f}%)")
     return lines
@@ -168,7 +172,7 @@ def run_two_threads() -> dict:
         if not os.path.exists(out):
             return {}
         with open(out) as f:
-            return {r["name"]: r["medians"] for r in json.load(f)["results"]}
+            return {r["name"]: r["ratios"] for r in json.load(f)["results"]}
 
 
 def main() -> None:

@@ -201,6 +201,7 @@ class Compiled:
         if job is not None and job.done and not job.ok and not self._warned:
             self._warned = True                  # failed: say so once, in the caller
             background.warn_failed(executable.report.name, self.background)
+        # the timeline shows the first answers, not a phase per call of a long wait
         if self._numpy_calls <= 3 or flags.current_tracing():
             executable.report.add("numpy-tier call", "tier", start,
                                   time.perf_counter() - start, call=self._numpy_calls)

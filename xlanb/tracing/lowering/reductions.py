@@ -13,6 +13,7 @@ import numpy as np
 from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
+from ..tracer import Tracer
 from . import implements, unsupported
 from .promote import dtype_of, normalize_axes, normalize_axis, scalar, to_node, wrap
 
@@ -106,19 +107,26 @@ prod = implements(np.prod)(_summation(np.prod, "prod"))
 def _ordered(numpy_fn, a, kwargs: dict):
     """max/min/argmax/argmin of complex values (NumPy's lexicographic order, NaNs first):
     NumPy's own function as a library call; with where=/initial= the hook."""
-    from .library import axis_param, call, static_param
+    from .library import axis_param, call
     kwargs = {k: v for k, v in kwargs.items() if v is not _NoValue}
     out = kwargs.pop("out", None)
     x = to_node(a)
     params = {"axis": axis_param(kwargs.pop("axis", None), x.ndim),
               "keepdims": bool(kwargs.pop("keepdims", False))}
-    if "initial" in kwargs:
-        params["initial"] = static_param(kwargs.pop("initial"), "initial")
-    inputs = [x]
+    inputs, keyword = [x], []
     where = kwargs.pop("where", True)
     if where is not True:                  # a mask: NumPy's keyword array
         inputs.append(to_node(where, bool))
-        params["keyword_arrays"] = ("where",)
+        keyword.append("where")
+    if "initial" in kwargs:
+        initial = kwargs.pop("initial")
+        if isinstance(initial, Tracer):    # a traced number (a global): a 0-d input
+            inputs.append(to_node(initial))
+            keyword.append("initial")
+        else:
+            params["initial"] = initial
+    if keyword:
+        params["keyword_arrays"] = tuple(keyword)
     return _with_out(out, call(f"np.{numpy_fn.__name__}", inputs, **params))
 
 

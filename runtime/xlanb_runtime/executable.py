@@ -313,9 +313,11 @@ class DriverBuilder:
             flat = int(np.prod(out_shape[:-2])) == 1   # 2-D matmul: NumPy's fastest BLAS path
             if flat:
                 out_shape = out_shape[-2:]
+            out = self.dot_accumulator(gen)
+            if self.accumulator_shape(gen) != tuple(out_shape):   # a no-op reshape costs
+                out = f"{out}.reshape({out_shape!r})"             # a call: small dots feel it
             self.lines.append(f"np.matmul({self.matmul_operand(lhs, flat)}, "
-                              f"{self.matmul_operand(rhs, flat)}, "
-                              f"out={self.dot_accumulator(gen)}.reshape({out_shape!r}))"
+                              f"{self.matmul_operand(rhs, flat)}, out={out})"
                               f"   # {kernel.name}")
         if gen.has_function:
             call_args = [self.call_arg(arg, gen) for arg in gen.args]
@@ -333,10 +335,13 @@ class DriverBuilder:
         """A dot operand as a (*batch, rows, cols) view for np.matmul, or (rows, cols) when
         `flat`; copies only what BLAS could not read in place."""
         src = self.var(view.node)
+        current = tuple(view.node.shape)
         if view.perm is not None:
             src = f"{src}.transpose({view.perm!r})"
-        shape = view.shape[-2:] if flat else view.shape
-        src = f"{src}.reshape({shape!r})"
+            current = tuple(current[p] for p in view.perm)
+        shape = tuple(view.shape[-2:] if flat else view.shape)
+        if current != shape:
+            src = f"{src}.reshape({shape!r})"
         if view.copy:
             src = f"np.ascontiguousarray({src})"
         if view.transposed:
@@ -354,6 +359,11 @@ class DriverBuilder:
             return self.bind(arg.node.dtype.type(arg.node.arg[()]), "c")
         acc = self.dot_accumulator(gen)           # accnd; rank 0 becomes shape (1,)
         return f"{acc}.reshape(1)" if gen.kernel.dot.ndim == 0 else acc
+
+    @staticmethod
+    def accumulator_shape(gen: GeneratedKernel) -> tuple:
+        where = gen.dot_acc
+        return tuple(where[1].shape) if where[0] == "output" else tuple(where[1])
 
     def dot_accumulator(self, gen: GeneratedKernel) -> str:
         where = gen.dot_acc

@@ -72,9 +72,6 @@ def compare(fn, *args):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", BINARY)
 def test_binary_keywords(name, dtype):
-    if name == "power" and dtype in ("int32", "bool"):
-        pytest.xfail("compiling np.power on int32 aborts the process in LLVM's finalize "
-                     "(a codegen bug, reported; bool promotes to int8)")
     u = getattr(np, name)
     x, y = sample(dtype), sample(dtype, (4,), seed=1)[::-1]        # broadcast, reversed
 

@@ -722,9 +722,10 @@ class _Codegen:
         reassociate = k.kind in ("reduce", "row") or self.narrow
         sealed = [name for name in used if reassociate and name not in REASSOC_SAFE]
         fastmath = set(BASE_FASTMATH) | ({"reassoc"} if reassociate else set())
-        if any(n.op is Op.POW and n.dtype.kind == "f" for n in k.nodes):
+        if any(n.op is Op.POW for n in k.nodes):
             # with `afn` LLVM turns pow(x, float(int)) into powi, whose runtime helper
-            # (__powisf2) Numba does not link: the process would crash
+            # (__powisf2) Numba does not link: the process would crash.  Integer powers
+            # too: Numba computes int32 ** int32 through a float64 pow
             fastmath.discard("afn")
         header = [
             f"# xlanb kernel {k.name} ({k.kind}): {', '.join(dict.fromkeys(k.ops))}",

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import xlanb
-from xlanb import support
 from xlanb.errors import DataDependentShapeError
 
 X = np.array([3.0, 0.0, 1.0, 3.0, 0.0, 2.0])
@@ -55,12 +54,3 @@ def test_named_error_under_jit_says_what_to_use(name):
 def test_runs_with_numpy_under_must_compile_false(name):
     fn, arg, _ = CALLS[name]
     _assert_same(fn(arg), xlanb.jit(fn, must_compile=False)(arg))
-
-
-def test_the_table_counts_them_apart():
-    table = {e.name: e for e in support.support_table()}
-    for name in CALLS:
-        assert table[name].status == support.DATA_DEPENDENT, name
-        assert "must_compile=False" in table[name].note
-    counts = support.counts(list(table.values()), numba_only=True)
-    assert counts[support.DATA_DEPENDENT] >= len(CALLS) - 1     # ndarray.nonzero: its own

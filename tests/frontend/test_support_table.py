@@ -133,3 +133,14 @@ def test_unsupported_entries_say_what_to_do(table):
             xlanb.jit(calls[entry.name])(X)
         assert "must_compile=False" in str(info.value)
     assert table["np.ufunc.reduceat"].status == support.UNSUPPORTED or not methods
+
+
+def test_data_dependent_functions_are_counted_apart(table):
+    """Each function test_data_dependent checks (a named error under jit, NumPy under
+    must_compile=False) is "data-dependent shape" in the table, with that advice."""
+    from test_data_dependent import CALLS
+    for name in CALLS:
+        assert table[name].status == support.DATA_DEPENDENT, name
+        assert "must_compile=False" in table[name].note
+    counts = support.counts(list(table.values()), numba_only=True)
+    assert counts[support.DATA_DEPENDENT] >= len(CALLS) - 1     # ndarray.nonzero: its own

@@ -386,7 +386,13 @@ def _registered_functions() -> dict[str, Any]:
 
 
 def support_table() -> list[Entry]:
-    """Every entry, sorted by kind then name."""
+    """Every entry, sorted by kind then name (probed once per process: each status is
+    found by tracing or compiling a call, which takes a few minutes for all of them)."""
+    return list(_support_table())
+
+
+@functools.lru_cache(maxsize=1)
+def _support_table() -> tuple[Entry, ...]:
     numba = set(numba_names())
     entries: dict[str, Entry] = {}
     ufuncs = _ufuncs()
@@ -426,7 +432,7 @@ def support_table() -> list[Entry]:
         else:
             status, note = function_status(obj)
         entries[name] = Entry(name, kind, status, note, True)
-    return sorted(entries.values(), key=lambda e: (KINDS.index(e.kind), e.name))
+    return tuple(sorted(entries.values(), key=lambda e: (KINDS.index(e.kind), e.name)))
 
 
 def _np_version() -> str:

@@ -146,3 +146,17 @@ def assert_tree_close(actual, desired, **options) -> None:
     label = options.pop("err_msg", "") or "leaf"
     for i, (g, w) in enumerate(zip(got, want)):
         assert_close(g, w, err_msg=f"{label} {i}", **options)
+
+
+def assert_like_numpy(actual, desired, **options) -> None:
+    """NumPy's result: the same dtype and shape, and values within `assert_close` (tuples
+    leaf by leaf, as NumPy returns them from `divmod`, `modf`, `frexp`)."""
+    __tracebackhide__ = True
+    if isinstance(desired, tuple):
+        assert isinstance(actual, tuple) and len(actual) == len(desired), (actual, desired)
+        for a, d in zip(actual, desired):
+            assert_like_numpy(a, d, **options)
+        return
+    a, d = np.asarray(actual), np.asarray(desired)
+    assert a.dtype == d.dtype and a.shape == d.shape, (a.dtype, a.shape, d.dtype, d.shape)
+    assert_close(a, d, **options)

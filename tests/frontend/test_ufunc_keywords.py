@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import xlanb
+from tolerance import assert_like_numpy
 
 DTYPES = ["bool", "int32", "int64", "float32", "float64", "complex64", "complex128"]
 BINARY = ["add", "subtract", "multiply", "true_divide", "floor_divide", "power", "maximum",
@@ -26,21 +27,6 @@ def sample(dtype, shape=(3, 4), seed=0) -> np.ndarray:
     if dtype.kind == "c":
         return (values + 0.5j * rng.integers(-2, 3, shape)).astype(dtype)
     return values.astype(dtype)
-
-
-def same(got, expected):
-    if isinstance(expected, tuple):
-        for g, e in zip(got, expected, strict=True):
-            same(g, e)
-        return
-    expected, got = np.asarray(expected), np.asarray(got)
-    assert got.dtype == expected.dtype and got.shape == expected.shape, \
-        (got.dtype, got.shape, expected.dtype, expected.shape)
-    if expected.dtype.kind in "fc":
-        rtol = 1e-6 if expected.dtype in (np.float32, np.complex64) else 1e-13
-        np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol)
-    else:
-        np.testing.assert_array_equal(got, expected)
 
 
 def _builtin(cls: type) -> type:
@@ -62,10 +48,10 @@ def compare(fn, *args):
         return
     with np.errstate(all="ignore"):
         got = xlanb.jit(fn)(*jit_args)
-    same(got, expected)
+    assert_like_numpy(got, expected)
     for e, g in zip(eager_args, jit_args):
         if isinstance(e, np.ndarray):
-            same(g, e)                  # arguments written as NumPy writes them
+            assert_like_numpy(g, e)     # arguments written as NumPy writes them
 
 
 @pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")

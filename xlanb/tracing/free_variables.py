@@ -39,9 +39,10 @@ _VALUE_TYPES = (np.ndarray, np.generic, int, float, complex, bool, str,
                 np.random.Generator, np.random.RandomState)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Source:
-    """A global name in a module's namespace, or a closure cell."""
+    """A global name in a module's namespace, or a closure cell (compared and hashed by
+    identity: a namespace dict has no hash)."""
     name: str
     namespace: dict | None = None
     cell: types.CellType | None = None

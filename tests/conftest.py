@@ -19,3 +19,33 @@ from hypothesis import settings  # noqa: E402
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None)
 settings.load_profile("ci")
+
+
+# The suite runs in two processes, a file per process at a time (`-n 2 --dist loadfile`).
+# Files start longest first, so the two processes finish together instead of one running
+# the last long file alone (xdist's own order, by number of tests, starts the one-test
+# hypothesis files last).  Seconds per file, from `--durations=0` of a full run.
+LONGEST_FILES_FIRST = (
+    "frontend/test_differential.py",
+    "notebook/test_tutorials.py",
+    "frontend/test_semantics_corpus.py",
+    "frontend/test_inplace_hypothesis.py",
+    "frontend/test_kernel_suite.py",
+    "browser/test_jupyterlab.py",
+    "cuda/test_cuda_target.py",
+    "frontend/test_complex.py",
+    "frontend/test_ufunc_keywords.py",
+)
+
+
+def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        path = item.nodeid.split("::")[0].removeprefix("tests/")
+        return LONGEST_FILES_FIRST.index(path) if path in LONGEST_FILES_FIRST else \
+            len(LONGEST_FILES_FIRST)
+    items.sort(key=rank)        # stable: the rest keep their order

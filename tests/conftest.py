@@ -24,7 +24,7 @@ settings.load_profile("ci")
 # The suite runs in two processes, a file per process at a time (`-n 2 --dist loadfile`).
 # Files start longest first, so the two processes finish together instead of one running
 # the last long file alone (xdist's own order, by number of tests, starts the one-test
-# hypothesis files last).  Seconds per file, from `--durations=0` of a full run.
+# hypothesis files last).  The order is what `--durations=0` of a full run measured.
 LONGEST_FILES_FIRST = (
     "frontend/test_differential.py",
     "notebook/test_tutorials.py",

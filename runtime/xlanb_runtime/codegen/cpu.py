@@ -751,10 +751,12 @@ class _Codegen:
         params = ", ".join(a.name for a in self.args)
         flags = ", ".join(f'"{f}"' for f in sorted(fastmath))
         parallel = ", parallel=True" if "numba.prange" in body else ""
+        # only Python (the driver) calls a kernel: no C-callable wrapper (2-3% of a cold
+        # compile: one LLVM module fewer per kernel)
         return "\n".join(header + [
             "",
-            f'@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={{{flags}}}'
-            f'{parallel})',
+            f'@numba.njit(cache=True, nogil=True, no_cfunc_wrapper=True, error_model="numpy", '
+            f'fastmath={{{flags}}}{parallel})',
             f"def {function}({params}):",
             body if body.strip() else "    pass",
             "",

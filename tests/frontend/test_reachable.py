@@ -72,6 +72,11 @@ def _ways_to_reach():
     cases.append(("an object passed as an argument", lambda x, h: x + h.noise(3),
                   (_Holder(rng7),), rng7))
 
+    rng9 = np.random.default_rng(9)
+    boxes = np.empty(2, dtype=object)
+    boxes[1] = rng9
+    cases.append(("an object array", lambda x: x + boxes[1].normal(), (), rng9))
+
     def default(x, r=np.random.default_rng(8)):
         return x + r.normal()
     cases.append(("a default argument", default, (), default.__defaults__[0]))

@@ -16,11 +16,11 @@ notebook; this walks only what the function can name:
   instance's `__dict__`, its class's `__mro__` dicts, slots; a property's getter is a
   function), so `model.rng`, `helpers.RNG` and `self.sample()` reading `self._rng` are
   found, and no property or `__getattr__` runs;
-- containers (list, tuple, dict, set, partial) are walked item by item.
+- containers (list, tuple, dict, set, partial, object arrays) are walked item by item.
 
 Names looked up by computed strings (`getattr(m, "r" + "ng")`) are not seen.  A walk
-that grows past WALK_BUDGET objects gives up and scans the heap: slower, never
-incomplete for that reason.
+that grows past WALK_BUDGET objects, or meets a container changed by another thread,
+gives up and scans the heap: slower, never incomplete for that reason.
 """
 from __future__ import annotations
 
@@ -53,7 +53,9 @@ class _Walk:
         self.stack: list[Any] = []
 
     def add(self, value: Any) -> None:
-        if not isinstance(value, _ATOMS) and id(value) not in self.seen:
+        if isinstance(value, _ATOMS) and not _holds_objects(value):
+            return
+        if id(value) not in self.seen:
             self.seen.add(id(value))
             self.stack.append(value)
 
@@ -70,7 +72,10 @@ class _Walk:
         while self.stack:
             if len(self.seen) > WALK_BUDGET:
                 return False
-            self.visit(self.stack.pop())
+            try:
+                self.visit(self.stack.pop())
+            except RuntimeError:                  # a container changed size meanwhile
+                return False
         return True
 
     def visit(self, value: Any) -> None:
@@ -85,8 +90,8 @@ class _Walk:
         elif isinstance(value, dict):
             for item in list(value.values()):
                 self.add(item)
-        elif isinstance(value, _CONTAINERS):
-            for item in value:
+        elif isinstance(value, _CONTAINERS) or _holds_objects(value):
+            for item in (value.flat if isinstance(value, np.ndarray) else value):
                 self.add(item)
         elif isinstance(value, types.FunctionType):
             self.visit_function(value)
@@ -179,6 +184,11 @@ def _static_attribute(obj: Any, name: str) -> Any:
                 return None
         return attribute
     return None
+
+
+def _holds_objects(value: Any) -> bool:
+    """An ndarray of dtype object: walked item by item like a list."""
+    return isinstance(value, np.ndarray) and value.dtype.kind == "O"
 
 
 def _code_names(code: types.CodeType) -> list[str]:

@@ -23,10 +23,14 @@ Findings (2026-11-24, Numba 0.68, 1 thread, load 1.4; figures move with load):
   5.19 s.  All of them in one function: 10.1 s against 8.2 s (loaded machine): LLVM's
   machine code generation grows faster than linearly with the function.
 - What helped: identical kernels compile once (W5's six SGD epilogues differed only in
-  their names), and no C-callable wrapper per kernel: W5 5.3-5.4 -> 4.6 s CPU.
-- Untried or left: lighter LLVM optimization (Numba's opt level is one global setting
-  of its code generator, not per function); fewer generated statements (row kernels
-  recompute shared values in each of their loops).
+  their names: -13%), no C-callable wrapper per kernel (2-3%), and serial kernels skip
+  Numba passes they never need (codegen/kernel_pipeline.py, about 5%): W5 5.8-6.0 ->
+  4.6-4.9 s CPU, W4 1.6 -> 1.2-1.4 s, at load 5.
+- Left: lighter LLVM optimization (Numba's opt level is one global setting of its code
+  generator, not per function); fewer generated statements (only 5% of W5's are
+  duplicates).  The targets (W4 0.5 s, W5 2 s) need about 2 ms per generated statement
+  instead of Numba's 5: emitting LLVM IR from the fused kernels directly, without
+  Numba's bytecode analysis, typing and lowering, is the root cut left.
 """
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ def kernel_signature(gen) -> tuple:
 def compile_kernel(gen) -> tuple[object, float]:
     """The Numba dispatcher for a generated kernel, compiled for its signature."""
     signature = kernel_signature(gen)
-    key = cache.canonical_source(gen.source) + repr(signature)
+    key = cache.canonical_kernel(gen.source, gen.function) + repr(signature)
     start = time.perf_counter()
     dispatcher = _dispatchers.get(key)
     if dispatcher is None:

@@ -689,7 +689,7 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
         dynamic = iter(dynamic)
         call_args = [a if i in static else next(dynamic) for i, a in enumerate(args)]
         from .lowering.random_draws import drawn_since, snapshot_states
-        states = snapshot_states()
+        states = snapshot_states(fn, (args, kwargs))
         with capture_creation():
             try:
                 result = fn(*call_args, **traced_kwargs)

@@ -10,13 +10,12 @@ order; the last token is a hidden output of the program, so none is dead code.
 
 What cannot be honoured is refused, never baked in: a generator the function reads from a
 global or a closure is drawn from while tracing, which would freeze its numbers into the
-program.  `trace` compares every bit generator's state before and after the trace
-(`snapshot_states` / `drawn_since`) and `jit` raises a named error that says to pass the
-generator in as an argument.
+program.  `trace` compares the state of every bit generator the function can reach
+before and after the trace (`snapshot_states` / `drawn_since`) and `jit` raises a named
+error that says to pass the generator in as an argument.
 """
 from __future__ import annotations
 
-import gc
 import os
 from typing import Any
 
@@ -29,6 +28,7 @@ from xlanb_runtime.ir.random_calls import (IN_PLACE, NAME, SETS_STATE, kind_of, 
 
 from ...errors import FALLBACK_HINT, UnsupportedNumPyFunctionError
 from ..capture import _holds_tracer, _stack_nested
+from ..reachable import bit_generators
 from ..tracer import Tracer, current_context
 from . import fail
 from .promote import constant_node, to_node, wrap
@@ -130,23 +130,10 @@ _NOT_DRAWS = frozenset({"spawn", "get_state", "set_state", "seed", "__getstate__
 
 # -- refusing draws that happened while tracing --------------------------------------------------
 
-def snapshot_states() -> list[tuple[Any, Any]]:
-    """(bit generator, its state) of every bit generator in the process.  Costs a walk of
-    the collector's objects (about 20 ms per 100k objects), once per trace."""
-    kinds = _subclasses(np.random.BitGenerator)
-    # type(), not isinstance: a weakref proxy passes isinstance and may be dead
-    found = [obj for obj in gc.get_objects() if type(obj) in kinds]
-    return [(bg, bg.state) for bg in found]
-
-
-def _subclasses(cls: type) -> set[type]:
-    found, stack = set(), [cls]
-    while stack:
-        for sub in stack.pop().__subclasses__():
-            if sub not in found:
-                found.add(sub)
-                stack.append(sub)
-    return found
+def snapshot_states(fn, inputs) -> list[tuple[Any, Any]]:
+    """(bit generator, its state) of every bit generator `fn` called on `inputs` can
+    reach (tracing/reachable.py: a walk of what it names, not of the whole heap)."""
+    return [(bg, bg.state) for bg in bit_generators(fn, inputs)]
 
 
 def drawn_since(snapshot) -> list[Any]:

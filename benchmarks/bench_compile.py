@@ -1,0 +1,173 @@
+"""Where a cold compile's time goes: W4 and W5 compiled into an empty cache (issue 16).
+
+    python benchmarks/bench_compile.py                   # W4 W5, single-thread mode
+    python benchmarks/bench_compile.py --workloads W5 --kernels 10
+
+Each workload's first call compiles in the foreground (`tiered=False`) into an empty kernel
+cache, after a tiny jit has paid Numba's start-up.  Printed per workload: wall and CPU
+seconds (CPU time moves less than wall time on a loaded machine), kernels and generated
+statements, then the compile split by phase and the kernels that cost the most.  The
+phases come from Numba's event API (`numba:run_pass`, exclusive of nested compiles) and
+from timers around Numba's code library (LLVM's passes and machine code), so `typing`,
+`lowering` etc. are Numba's own work on our generated source.
+
+Findings (2026-11-24, Numba 0.68, 1 thread, load 1.4; figures move with load):
+- W5 (19 compiled kernels, about 1,000 generated statements) took 5.3 s: lowering to
+  LLVM IR in Python 1.1 s, LLVM machine code 0.8 s, LLVM module optimization 0.7 s, LLVM
+  function passes 0.6 s, typing 0.5 s, IR text parsing 0.35 s, Numba's untyped passes
+  about 0.5 s, the CPython wrappers 0.2 s.  Nearly all of it scales with the amount of
+  generated code: a 10-statement kernel costs about 75 ms, the 230-statement
+  reduce_fusion.2 (layer-norm and bias gradients) 1.4 s.
+- One compile unit per program does not help here.  All W5 kernels lowered into one
+  Numba code library (one module optimization, one machine-code pass): 5.02 s against
+  5.19 s.  All of them in one function: 10.1 s against 8.2 s (loaded machine): LLVM's
+  machine code generation grows faster than linearly with the function.
+- What helped: identical kernels compile once (W5's six SGD epilogues differed only in
+  their names: -13%), no C-callable wrapper per kernel (2-3%), and serial kernels skip
+  Numba passes they never need (codegen/kernel_pipeline.py, about 5%): W5 5.8-6.0 ->
+  4.6-4.9 s CPU, W4 1.6 -> 1.2-1.4 s, at load 5.
+- Left: lighter LLVM optimization (Numba's opt level is one global setting of its code
+  generator, not per function); fewer generated statements (only 5% of W5's are
+  duplicates).  The targets (W4 0.5 s, W5 2 s) need about 2 ms per generated statement
+  instead of Numba's 5: emitting LLVM IR from the fused kernels directly, without
+  Numba's bytecode analysis, typing and lowering, is the root cut left.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import pin_threads  # noqa: E402
+
+if __name__ == "__main__":
+    _parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    _parser.add_argument("--workloads", nargs="+", default=["W4", "W5"])
+    _parser.add_argument("--kernels", type=int, default=6, help="costliest kernels shown")
+    ARGS = _parser.parse_args()
+    pin_threads(1)
+
+import collections  # noqa: E402
+import functools  # noqa: E402
+import os  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+from numba.core import codegen, event, lowering  # noqa: E402
+
+import xlanb  # noqa: E402
+from common import format_table  # noqa: E402
+from training_workloads import TRAINING_WORKLOADS  # noqa: E402
+
+# Numba's code library methods timed as phases (internal names: absent ones are skipped)
+LIBRARY_PHASES = [
+    (codegen.CPUCodeLibrary, "_optimize_functions", "LLVM function passes"),
+    (codegen.CPUCodeLibrary, "_optimize_final_module", "LLVM module optimization"),
+    (getattr(codegen, "JITCodeLibrary", None), "_finalize_specific", "LLVM machine code"),
+    (codegen.CPUCodeLibrary, "add_ir_module", "LLVM IR text -> module"),
+    (lowering.Lower, "lower", "lowering (Python -> LLVM IR)"),
+    (lowering.Lower, "create_cpython_wrapper", "CPython wrappers"),
+]
+PASS_PHASES = {"nopython_type_inference": "typing", "native_lowering": "lowering rest"}
+
+
+class PhaseClock(event.Listener):
+    """Exclusive seconds per phase: time spent in a nested phase (a callee's compile, a
+    timed library method) counts there, not in its caller."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = collections.defaultdict(float)
+        self.compiles = 0                 # Numba dispatcher compiles (kernels, helpers)
+        self.stack: list[list] = []
+
+    def push(self, name: str) -> None:
+        self.stack.append([name, time.perf_counter(), 0.0])
+
+    def pop(self) -> None:
+        name, start, nested = self.stack.pop()
+        spent = time.perf_counter() - start
+        self.seconds[name] += spent - nested
+        if self.stack:
+            self.stack[-1][2] += spent
+
+    def on_start(self, ev) -> None:
+        if ev.kind == "numba:run_pass":
+            name = ev.data["name"].split(" [", 1)[0]
+            self.push(PASS_PHASES.get(name, "Numba's other passes"))
+        else:
+            self.compiles += 1
+            self.push("Numba dispatcher (outside passes)")
+
+    def on_end(self, ev) -> None:
+        self.pop()
+
+    def timed(self, method, name: str):
+        @functools.wraps(method)
+        def run(*args, **kwargs):
+            self.push(name)
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self.pop()
+        return run
+
+
+def install(clock: PhaseClock) -> None:
+    for owner, attribute, name in LIBRARY_PHASES:
+        if owner is not None and hasattr(owner, attribute):
+            setattr(owner, attribute, clock.timed(getattr(owner, attribute), name))
+    for kind in ("numba:run_pass", "numba:compile"):
+        event.register(kind, clock)
+
+
+def statements(source: str) -> int:
+    body = source.split("\ndef ", 1)[-1]
+    return sum(1 for line in body.splitlines()[1:] if line.strip())
+
+
+def profile(name: str, clock: PhaseClock) -> str:
+    spec = TRAINING_WORKLOADS[name]
+    args = spec.make_args("full")
+    step = xlanb.jit(spec.step, tiered=False)
+    clock.seconds.clear()
+    clock.compiles = 0
+    wall, cpu = time.perf_counter(), time.process_time()
+    step(*args)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    compiled = step.last_compiled
+    kernels = [k for k in compiled.kernels if k.compile_seconds > 0.005]   # not memo hits
+    lines = [f"{name}: {wall:.2f} s ({cpu:.2f} s CPU), {len(compiled.kernels)} kernels, "
+             f"{len(kernels)} compiled by Numba (with its helpers: {clock.compiles} Numba "
+             f"compiles), {sum(statements(k.source) for k in kernels)} generated statements"]
+    total = sum(clock.seconds.values())
+    rows = [["phase", "s", "share"]] + [
+        [phase, f"{s:.3f}", f"{s / wall:.0%}"]
+        for phase, s in sorted(clock.seconds.items(), key=lambda item: -item[1])]
+    rows.append(["xlanb (tracing, passes, codegen, cache)", f"{wall - total:.3f}",
+                 f"{(wall - total) / wall:.0%}"])
+    lines.append(format_table(rows))
+    costly = sorted(kernels, key=lambda k: -k.compile_seconds)[:ARGS.kernels]
+    rows = [["kernel", "statements", "compile s"]] + [
+        [k.name, str(statements(k.source)), f"{k.compile_seconds:.3f}"] for k in costly]
+    lines.append(format_table(rows))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="xlanb-compile-") as cache:
+        os.environ["XLANB_CACHE_DIR"] = cache
+        start = time.perf_counter()
+        xlanb.jit(lambda x: x + 1, tiered=False)(np.ones(8, np.float32))
+        print(f"Numba start-up + a first tiny jit: {time.perf_counter() - start:.2f} s; "
+              f"load average {os.getloadavg()[0]:.1f}")
+        clock = PhaseClock()
+        install(clock)
+        for name in ARGS.workloads:
+            print()
+            print(profile(name, clock))
+
+
+if __name__ == "__main__":
+    main()

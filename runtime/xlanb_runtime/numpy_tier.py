@@ -55,7 +55,7 @@ UFUNCS = {
 # may return a view of an argument) are copied when returned.
 FRESH = (set(UFUNCS) - {Op.CONJ}) | {
     Op.SIGN, Op.RSQRT, Op.ERF, Op.DIV, Op.FLOOR_DIV, Op.REM, Op.COMPLEX, Op.CONVERT,
-    Op.REDUCE, Op.ARGREDUCE, Op.DOT, Op.GATHER, Op.SCATTER_ADD, Op.CONCATENATE, Op.PAD,
+    Op.REDUCE, Op.ARGREDUCE, Op.SCAN, Op.DOT, Op.GATHER, Op.SCATTER_ADD, Op.CONCATENATE, Op.PAD,
     Op.DYNAMIC_PAD, Op.RNG_BITS}
 
 

@@ -78,6 +78,8 @@ CASES = {
                                                     B.reduce(x, "max", (0,))),
                                    B.binary(Op.ADD, B.reduce(x, "min", (0,)),
                                             B.reduce(x, "prod", (0,)))), [(S, POS)]),
+    # every scan kind along both axes (cumprod's rule: no division, see scan_rules.py)
+    Op.SCAN: (lambda x: scan_chain(x), [(S, ANY)]),
     Op.DOT: (lambda x, y: B.dot(x, y, (0,), (0,), (1,), (2,)),
              [((2, 3, 4), ANY), ((2, 5, 3), ANY)]),
     Op.GATHER: (lambda x: B.gather(x, B.constant(np.array([2, 0, 2, 1])), 0), [(S, ANY)]),
@@ -96,6 +98,15 @@ CASES = {
     Op.COMPLEX: (lambda x, y: B.unary(Op.ABS, B.binary(Op.ADD, B.unary(Op.EXP, cplx(x, y)),
                                                        cplx(y, x))), [(S, ANY), (S, ANY)]),
 }
+
+
+def scan_chain(x):
+    total = None
+    for kind in ("sum", "prod", "max", "min"):
+        for axis in (0, 1):
+            term = B.scan(x, kind, axis)
+            total = term if total is None else B.binary(Op.ADD, total, term)
+    return total
 
 
 def library_chain(a, b):

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..ir import Node, Op
-from ..ir.ops import ELEMENTWISE
+from ..ir.ops import ELEMENTWISE, SCAN_COMBINE
 from ..passes.fusion import Kernel
 from ..passes.row_fusion import row_space
 from .. import flags
@@ -359,7 +359,7 @@ class _Codegen:
         # outputs first in the argument list after inputs are discovered: collect names now
         self.output_names = {id(o): f"out{i}" for i, o in enumerate(k.outputs)}
         body = {"loop": self.gen_loop, "reduce": self.gen_reduce, "dot": self.gen_dot,
-                "scatter": self.gen_scatter, "row": self.gen_row}[k.kind]
+                "scatter": self.gen_scatter, "row": self.gen_row, "scan": self.gen_scan}[k.kind]
         body()
         self.lines = hoist_invariants(self.lines)
         for i, out in enumerate(k.outputs):
@@ -416,6 +416,45 @@ class _Codegen:
         target = upd[:axis] + (row,) + upd[axis + rank:]
         value = self.value(updates, upd, cache)
         self.emit(f"out0[{', '.join(target)}] += {value}")
+
+    def gen_scan(self) -> None:
+        """Loops in dim order, the scan axis `k0` among them, so each row along the axis is
+        visited in order.  The running value (`sacc`: a scalar when the axis is the last,
+        else one per suffix index) starts at the first element, as NumPy's accumulate,
+        and combines with the op's own template (NumPy's wrap, NaN and complex rules):
+
+            for i0 in range(n0):                 # cumsum(x * x, axis=1)
+                for k0 in range(n1):
+                    v2 = (in0[i0, k0] * in0[i0, k0])
+                    sacc = v2 if k0 == 0 else (sacc + v2)
+                    out0[i0, k0] = sacc
+        """
+        scan = self.k.scan
+        kind, axis = scan.arg
+        dtype = scan.dtype
+        sizes = self.size_names(scan.shape)
+        suffix = sizes[axis + 1:]
+        if suffix:                      # every row of the suffix restarts at k0 == 0
+            self.emit(f"sacc = np.empty(({', '.join(suffix)},), np.{dtype.name})")
+        else:                           # typed before the loops, for Numba's inference
+            self.emit(f"sacc = {templates.CAST[dtype.name]}(0)")
+        outer = self.open_loops(sizes[:axis], "i")
+        self.emit(f"for k0 in range({sizes[axis]}):")
+        self.depth += 1
+        inner = self.open_loops(suffix, "s")
+        idx = outer + ("k0",) + inner
+        cache: dict = {}
+        value = self.value(scan.inputs[0], idx, cache)
+        running = self.at("sacc", inner) if inner else "sacc"
+        combined = templates.expression(SCAN_COMBINE[kind], dtype, [running, value], dtype)
+        if inner:
+            self.reduce_vars[id(scan)] = self._assign(
+                f"{value} if k0 == 0 else {combined}")
+            self.emit(f"{running} = {self.reduce_vars[id(scan)]}")
+        else:
+            self.emit(f"sacc = {value} if k0 == 0 else {combined}")
+            self.reduce_vars[id(scan)] = "sacc"
+        self.write_outputs(self.k.outputs, idx, cache, scan.shape)
 
     def gen_reduce(self) -> None:
         reds = self.k.reductions
@@ -1038,7 +1077,7 @@ def is_narrow_dot(dot: Node, kernel: Kernel) -> bool:
 def should_parallelize(kernel: Kernel, threads: int) -> bool:
     """Wake the thread pool only for loops it can split safely, and only from the size
     where threads were measured to win on this machine (thread_calibration)."""
-    if threads < 2:
+    if threads < 2 or kernel.kind == "scan":     # a scan's rows: serial for now
         return False
     space = kernel.space("in") if kernel.kind == "reduce" else kernel.root.shape
     if kernel.kind == "reduce":

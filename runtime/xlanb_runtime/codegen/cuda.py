@@ -235,6 +235,9 @@ class _CudaCodegen(_Codegen):
         if complex_values:                 # correct on the host; device kernels: not yet
             raise UnsupportedOnDevice(f"{', '.join(sorted(map(str, complex_values)))} values "
                                       "have no CUDA kernels")
+        if k.kind == "scan":               # correct on the host (the interpreter's accumulate)
+            raise UnsupportedOnDevice("a scan has no CUDA kernel yet (it runs its axis in "
+                                      "order)")
         self.output_names = {id(o): f"out{i}" for i, o in enumerate(k.outputs)}
         {"loop": self.gen_loop, "reduce": self.gen_reduce, "dot": self.gen_dot,
          "scatter": self.gen_scatter}[k.kind]()

@@ -16,7 +16,7 @@ import numpy as np
 
 from .graph import LoopBody, Node, type_str
 from .ops import (ARGREDUCE_KINDS, BINARY, COMPARE, COMPLEX_ONLY, Op, REAL_ONLY,
-                  REDUCE_KINDS, UNARY)
+                  REDUCE_KINDS, SCAN_COMBINE, SCAN_KINDS, UNARY)
 
 
 class IRShapeError(ValueError):
@@ -287,6 +287,18 @@ def argreduce(x: Node, kind: str, axis: int) -> Node:
            lambda: f"axis {axis} of {x.shape} is out of range or empty")
     shape = tuple(n for d, n in enumerate(x.shape) if d != axis)
     return _node(Op.ARGREDUCE, (x,), shape, np.int64, (kind, int(axis)))
+
+
+def scan(x: Node, kind: str, axis: int) -> Node:
+    """Inclusive scan along `axis`: out[..., i, ...] = x[..., 0, ...] op ... op x[..., i, ...],
+    combined in order in x's dtype (NumPy's `ufunc.accumulate`).  Bool operands take
+    max/min only (or/and): NumPy's bool add is an or, which the front end spells max."""
+    _check(kind in SCAN_KINDS, Op.SCAN, lambda: f"unknown scan {kind!r}")
+    _check(0 <= axis < x.ndim, Op.SCAN, lambda: f"axis {axis} out of range for {x.shape}")
+    _check_complex(SCAN_COMBINE[kind], x.dtype)
+    _check(x.dtype != np.bool_ or kind in ("max", "min"), Op.SCAN,
+           lambda: f"{kind} of bool values: use max (or) / min (and)")
+    return _node(Op.SCAN, (x,), x.shape, x.dtype, (kind, int(axis)))
 
 
 def dot(lhs: Node, rhs: Node, lhs_batch=(), rhs_batch=(), lhs_contract=(), rhs_contract=()):

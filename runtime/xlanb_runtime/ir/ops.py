@@ -80,6 +80,10 @@ class Op(enum.Enum):
     # -- reductions -------------------------------------------------------------------------
     REDUCE = "reduce"            # arg: (kind, axes) kind in sum/max/min/prod/any/all
     ARGREDUCE = "arg-reduce"     # arg: (kind, axis) kind in argmax/argmin
+    # -- scans ------------------------------------------------------------------------------
+    SCAN = "scan"                # arg: (kind, axis) kind in sum/prod/max/min: element i is
+                                 # x_0 op ... op x_i along axis, combined in order (NumPy's
+                                 # accumulate in the operand's dtype)
     # -- contraction ------------------------------------------------------------------------
     DOT = "dot"                  # arg: (lhs_batch, rhs_batch, lhs_contract, rhs_contract)
     # -- indexing ---------------------------------------------------------------------------
@@ -126,5 +130,7 @@ REAL_ONLY = frozenset({Op.SIGN, Op.EXPM1, Op.LOG1P, Op.ERF, Op.FLOOR, Op.CEIL, O
                        Op.ATAN2, Op.LT, Op.LE, Op.GT, Op.GE})
 REDUCE_KINDS = ("sum", "max", "min", "prod", "any", "all")
 ARGREDUCE_KINDS = ("argmax", "argmin")
+SCAN_KINDS = ("sum", "prod", "max", "min")
+SCAN_COMBINE = {"sum": Op.ADD, "prod": Op.MUL, "max": Op.MAX, "min": Op.MIN}  # the binary op
 
 BY_NAME = {op.value: op for op in Op}

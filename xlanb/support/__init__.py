@@ -320,6 +320,9 @@ def ufunc_method_entries(numba: set[str]) -> list[Entry]:
         if best in COMPILED:
             done = sorted(by_status.get(FUSED, []) + by_status.get(LIBRARY, []))
             note = f"{len(done)} of {len(binary)} binary ufuncs: {', '.join(done)}"
+            if by_status.get(FUSED) and by_status.get(LIBRARY):     # say which fuse
+                note += f" (fused: {', '.join(sorted(by_status[FUSED]))}; the others " \
+                    "library calls)"
         name = f"np.ufunc.{method}"
         entries.append(Entry(name, "ufunc method", best, note, name in numba))
     return entries

@@ -1,7 +1,8 @@
 """Library functions: what a `library-call` node runs (NumPy, and LAPACK through NumPy).
 
-A sort, a solver, a factorization, an FFT or a scan has no fusible IR here; it runs as one
-NumPy call on whole arrays, between the program's fused kernels:
+A sort, a solver, a factorization or an FFT has no fusible IR here (nor a float16 or complex
+max/min scan; other scans are `scan` ops); it runs as one NumPy call on whole arrays,
+between the program's fused kernels:
 
     %2 = library-call(%0, %1), arg=('np.linalg.solve', ()) : f64[4,2]
     %5 = library-call(%4), arg=('np.linalg.eigh', (('UPLO', 'L'),)) : u8[]

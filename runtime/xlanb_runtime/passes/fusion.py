@@ -495,8 +495,8 @@ def library_reason(node: Node) -> str:
         return (f"library: {what} joins {len(node.inputs)} arrays, more than "
                 f"{MAX_CONCATENATE_OPERANDS} fuse (a branch each): one np.concatenate")
     if node.op is Op.LIBRARY_CALL:
-        return (f"library: {what} calls NumPy's {node.arg[0]} (sorts, LAPACK, FFTs, scans: "
-                "no generated equivalent)")
+        return (f"library: {what} calls NumPy's {node.arg[0]} (sorts, LAPACK, FFTs, "
+                "float16 scans: no generated equivalent)")
     if node.op in (Op.LIBRARY_RESULT, Op.LOOP_RESULT):
         return f"library: {what} picks result {node.arg} of a call (no copy)"
     if node.op is Op.LOOP:

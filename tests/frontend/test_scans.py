@@ -143,6 +143,17 @@ def test_producers_and_consumers_fuse_into_the_scan():
     check(both, x)
 
 
+@pytest.mark.parametrize("length", [1, 255, 256, 600])
+def test_last_axis_scan_through_its_row_buffer(length):
+    """Expensive producers along the last axis go through a 256-element buffer in chunks
+    (codegen `_scan_rows`): lengths around the chunk edge, the running value carried."""
+    x = data("float64", (3, length), seed=length)
+    fn = lambda x: np.tanh(np.cumsum(np.exp(x - 1.0), axis=1) / 7.0)   # noqa: E731
+    assert kinds(fn, x) == ["scan"]
+    check(fn, x)
+    check(lambda x: np.maximum.accumulate(np.log(x + 2.0)), x.ravel())
+
+
 def test_scan_read_out_of_order_is_not_fused_with_that_reader():
     x = data("float64", (5, 6))
     fn = lambda x: np.cumsum(x, axis=1)[:, ::-1] + np.cumsum(x, axis=1)   # noqa: E731

@@ -16,11 +16,11 @@ from xlanb_runtime.ir import builder as B
 from tolerance import assert_close, graph_scale
 
 F64 = np.float64
-# random bits have no gradient; loops (and the dynamic slices and pads in their bodies) are
-# made by the compiler after autodiff ran on the traced (unrolled) program, so a gradient
-# never meets one (NotDifferentiableError if asked)
+# random bits have no gradient; loops (and the dynamic slices and pads in their bodies) and
+# float16 rounding (passes/half.py) are made by the compiler after autodiff ran on the traced
+# program, so a gradient never meets one (NotDifferentiableError if asked)
 NOT_DIFFERENTIABLE = {op for op in Op if op.name in (
-    "RNG_BITS", "LOOP", "LOOP_RESULT", "DYNAMIC_SLICE", "DYNAMIC_PAD",
+    "RNG_BITS", "LOOP", "LOOP_RESULT", "DYNAMIC_SLICE", "DYNAMIC_PAD", "ROUND_HALF",
     # functions with several results (eigh, svd, qr) have no rules yet
     "LIBRARY_RESULT")}
 

@@ -33,7 +33,7 @@ from ..ir.ops import ELEMENTWISE, EXPENSIVE, SCAN_COMBINE
 from ..passes.fusion import Kernel
 from ..passes.row_fusion import row_space
 from .. import flags
-from . import complex_math, rng, templates, thread_calibration
+from . import complex_math, half, rng, templates, thread_calibration
 from .vecmath import REASSOC_SAFE, SEALED
 
 BASE_FASTMATH = ("nsz", "arcp", "contract", "afn")
@@ -81,6 +81,7 @@ def _vecmath_digest() -> str:
 
 _VECMATH_DIGEST = _vecmath_digest()
 _RNG_DIGEST = hashlib.sha256(inspect.getsource(rng).encode()).hexdigest()[:12]
+_HALF_DIGEST = hashlib.sha256(inspect.getsource(half).encode()).hexdigest()[:12]
 _COMPLEX_MATH_DIGEST = hashlib.sha256(
     inspect.getsource(complex_math).encode()).hexdigest()[:12]
 _VECMATH_NAMES = {name for pair in templates.VECMATH.values() for name in pair} | {
@@ -823,6 +824,8 @@ class _Codegen:
         if helpers:                       # complex division and power as NumPy's loops
             header.append(f"from xlanb_runtime.codegen.complex_math import "
                           f"{', '.join(helpers)}  # {_COMPLEX_MATH_DIGEST}")
+        if re.search(r"\bround_half\(", body):
+            header.append(f"from xlanb_runtime.codegen.half import round_half  # {_HALF_DIGEST}")
         if re.search(r"\bsplitmix64\(", body):
             header.append(f"from xlanb_runtime.codegen.rng import splitmix64  # {_RNG_DIGEST}")
 

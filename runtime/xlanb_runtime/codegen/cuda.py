@@ -235,6 +235,8 @@ class _CudaCodegen(_Codegen):
         k = self.k
         complex_values = {n.dtype for m in k.nodes for n in (m, *m.inputs)
                           if n.dtype.kind == "c"}
+        if any(n.op is Op.ROUND_HALF for n in k.nodes):   # its helper is a CPU function
+            raise UnsupportedOnDevice("float16 rounding has no CUDA kernel yet")
         if complex_values:                 # correct on the host; device kernels: not yet
             raise UnsupportedOnDevice(f"{', '.join(sorted(map(str, complex_values)))} values "
                                       "have no CUDA kernels")

@@ -108,6 +108,10 @@ def unary(op: Op, x: Node) -> Node:
         _check(x.dtype == np.bool_ or x.dtype.kind in "iu", op,
                lambda: f"needs bool/int, got {x.dtype}")
     _check_complex(op, x.dtype)
+    if op is Op.ROUND_HALF:
+        _check(x.dtype in (np.float32, np.float64), op,
+               lambda: f"rounds a float32/float64 value, got {x.dtype}")
+        return _node(op, (x,), x.shape, np.float32)
     dtype = np.dtype(bool) if op in _BOOL_RESULT else \
         real_dtype(x.dtype) if op in _PART_RESULT else x.dtype
     return _node(op, (x,), x.shape, dtype)

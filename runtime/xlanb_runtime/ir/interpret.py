@@ -190,6 +190,7 @@ EVAL: dict[Op, Callable] = {
     Op.REAL: lambda n, x: np.real(x),
     Op.IMAG: lambda n, x: np.imag(x),
     Op.CONJ: lambda n, x: np.conjugate(x),
+    Op.ROUND_HALF: lambda n, x: x.astype(np.float16).astype(np.float32),
     Op.ADD: lambda n, x, y: np.add(x, y),
     Op.SUB: lambda n, x, y: np.subtract(x, y),
     Op.MUL: lambda n, x, y: np.multiply(x, y),

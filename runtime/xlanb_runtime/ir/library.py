@@ -262,6 +262,18 @@ register("np.histogram_bin_edges", lambda ins, **params: _histogram_types(ins, *
 register("np.digitize", lambda ins, right=False: [(ins[0].shape, np.intp)])
 
 
+# -- float16 at the boundary of compiled code (passes/half.py) ------------------------------
+
+def _astype(params: dict) -> Callable:
+    dtype = np.dtype(params["dtype"])
+    return lambda x: np.asarray(x).astype(dtype)     # a 0-d argument may come as a scalar
+
+
+FUNCTIONS["np.ndarray.astype"] = LibraryFunction(
+    "np.ndarray.astype", lambda ins, dtype: [(ins[0].shape, np.dtype(dtype))],
+    lambda ins, **params: 0.0, binder=_astype)
+
+
 # -- scans -------------------------------------------------------------------------------------
 
 def _scan_types(fn):

@@ -262,6 +262,12 @@ register("np.histogram_bin_edges", lambda ins, **params: _histogram_types(ins, *
 register("np.digitize", lambda ins, right=False: [(ins[0].shape, np.intp)])
 
 
+# -- checks ------------------------------------------------------------------------------------
+
+register("np.asarray_chkfinite", lambda ins, dtype=None: [
+    (ins[0].shape, numpy_dtypes(lambda v: np.asarray_chkfinite(v, dtype=dtype), ins)[0])])
+
+
 # -- float16 at the boundary of compiled code (passes/half.py) ------------------------------
 
 def _astype(params: dict) -> Callable:

@@ -154,4 +154,4 @@ def ufunc_call(ufunc: np.ufunc, inputs: tuple, dtype=None):
 
 
 from . import (sorting, scans, decompositions, fft, numerics, compositions,  # noqa: E402,F401,I001
-               array_functions)
+               array_functions, polynomials)

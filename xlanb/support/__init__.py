@@ -245,7 +245,8 @@ PROBES: dict[str, Callable] = {
     "np.polynomial.polynomial.polyint": lambda x: _P.polyint(x),
     "np.polynomial.polyutils.as_series": lambda x: np.polynomial.polyutils.as_series([x])[0],
     "np.polynomial.polyutils.trimseq": lambda x: np.polynomial.polyutils.trimseq(x),
-    "np.asarray_chkfinite": lambda x: np.asarray_chkfinite(x) + 1,
+    # not dispatched by NEP 18: the tracer sees it only in user code (capture.UNDISPATCHED)
+    "np.asarray_chkfinite": _user_probe("np.asarray_chkfinite(x) + 1"),
     "np.lib.stride_tricks.as_strided":
         lambda x: np.lib.stride_tricks.as_strided(x, (2, 2), (8, 8)),
     "np.lib.stride_tricks.sliding_window_view":
@@ -342,7 +343,7 @@ _MEMBER_ARGS = {"reshape": ((4, 3),), "astype": (np.float32,), "view": (np.float
                 "partition": (1,), "argpartition": (1,), "put": ([0], 1.0),
                 "choose": ([0, 1],), "compress": ([True, False, True],),
                 "getfield": (np.float64,), "setfield": (1.0, np.float64),
-                "resize": ((4, 3),), "__contains__": (2.0,), "swapaxes": (0, 1),
+                "resize": ((4, 3),), "__contains__": (2.0,), "swapaxes": (0, 1), "item": (1,),
                 "dot": lambda x: (x.T,)}
 # Methods that need a 1-D array: probed on the first row.
 _MEMBER_ROW = {"searchsorted"}

@@ -4,12 +4,16 @@ Numba has no float16 type on the CPU (a float16 array argument is NotImplemented
 compiled kernels never see one.  NumPy's own float16 ufuncs convert to float32, compute,
 and round the result to float16; this pass writes exactly that into the graph:
 
-    %1 = parameter(), arg=0 : f16[8]              %1 = parameter(), arg=0 : f16[8]
-    %2 = exponential(%1) : f16[8]           ->    %2 = library-call(%1), arg=('np.ndarray.astype', (('dtype', 'float32'),)) : f32[8]
-    return (%2)                                   %3 = exponential(%2) : f32[8]
-                                                  %4 = round-to-half(%3) : f32[8]
-                                                  %5 = library-call(%4), arg=('np.ndarray.astype', (('dtype', 'float16'),)) : f16[8]
-                                                  return (%5)
+    %1 = parameter(), arg=0 : f16[8]
+    %2 = exponential(%1) : f16[8]
+    return (%2)
+      ->
+    %1 = parameter(), arg=0 : f16[8]
+    %2 = library-call(%1), arg=('np.ndarray.astype', (('dtype', 'float32'),)) : f32[8]
+    %3 = exponential(%2) : f32[8]
+    %4 = round-to-half(%3) : f32[8]
+    %5 = library-call(%4), arg=('np.ndarray.astype', (('dtype', 'float16'),)) : f16[8]
+    return (%5)
 
 Every float16 node becomes a float32 node holding a float16 value: arithmetic is followed by
 `round-to-half` (exact ops: moves, select, max/min, abs, neg need none), a convert to float16

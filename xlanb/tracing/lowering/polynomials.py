@@ -16,10 +16,9 @@ import operator
 import numpy as np
 
 from ..tracer import Tracer
-from . import DATA_DEPENDENT_HINTS, unsupported
+from . import DATA_DEPENDENT_HINTS, implements, unsupported
 from .library import data_dependent, node_of, refuse_data_dependent
 from .promote import wrap
-from . import implements
 
 _NO_TRIM = ("Use np.polyadd / np.polysub / np.polyder / np.polyint (no trimming: a length "
             "known when tracing) or np.convolve for a product")

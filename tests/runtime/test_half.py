@@ -1,4 +1,4 @@
-"""float16 in compiled code: `round_half` (codegen/half.py) is NumPy's float16 rounding bit
+"""float16 in compiled code: `round_half_f32/_f64` (codegen/half.py) is NumPy's float16 rounding bit
 for bit, and the `half-as-float32` pass leaves no float16 value inside a kernel (float16
 arrays only at the boundary, converted by NumPy) while the program's types stay NumPy's."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import xlanb_runtime as runtime
-from xlanb_runtime.codegen.half import round_half
+from xlanb_runtime.codegen.half import round_half_f32, round_half_f64
 from xlanb_runtime.ir import interpret, parse_graph
 from xlanb_runtime.passes.half import half_as_float32
 from tolerance import assert_close
@@ -20,14 +20,23 @@ EDGES = [0.0, -0.0, 65504.0, 65519.99, 65520.0, 65536.0, 1e9, 2.0 ** -24, 2.0 **
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_round_half_is_numpys_float16_rounding(dtype):
     rng = np.random.default_rng(0)
-    values = np.concatenate([
-        rng.standard_normal(20000) * 10.0 ** rng.integers(-9, 6, 20000),
-        np.array(EDGES), -np.array(EDGES)]).astype(dtype)
+    with np.errstate(invalid="ignore"):                     # random bits hold NaNs
+        values = _values(rng, dtype)
+    round_half = round_half_f32 if dtype == np.float32 else round_half_f64
     got = np.array([round_half(v) for v in values], np.float32)
     with np.errstate(over="ignore"):
         expected = values.astype(np.float16).astype(np.float32)
     np.testing.assert_array_equal(got, expected)
     assert np.array_equal(np.signbit(got), np.signbit(expected))
+
+
+def _values(rng, dtype):
+    return np.concatenate([
+        rng.standard_normal(20000) * 10.0 ** rng.integers(-9, 6, 20000),
+        (rng.integers(-2048, 2048, 4000) + 0.5) * 2.0 ** rng.integers(-24, 6, 4000),  # ties
+        np.frombuffer(rng.integers(0, 2 ** 32, 20000, dtype=np.uint32).tobytes(),
+                      np.float32).astype(np.float64),                   # every exponent
+        np.array(EDGES), -np.array(EDGES)]).astype(dtype)
 
 
 PROGRAM = """

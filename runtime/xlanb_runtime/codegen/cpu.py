@@ -824,8 +824,11 @@ class _Codegen:
         if helpers:                       # complex division and power as NumPy's loops
             header.append(f"from xlanb_runtime.codegen.complex_math import "
                           f"{', '.join(helpers)}  # {_COMPLEX_MATH_DIGEST}")
-        if re.search(r"\bround_half\(", body):
-            header.append(f"from xlanb_runtime.codegen.half import round_half  # {_HALF_DIGEST}")
+        halves = [name for name in ("round_half_f32", "round_half_f64")
+                  if re.search(rf"\b{name}\(", body)]
+        if halves:
+            header.append(f"from xlanb_runtime.codegen.half import {', '.join(halves)}"
+                          f"  # {_HALF_DIGEST}")
         if re.search(r"\bsplitmix64\(", body):
             header.append(f"from xlanb_runtime.codegen.rng import splitmix64  # {_RNG_DIGEST}")
 

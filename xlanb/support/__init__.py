@@ -238,13 +238,15 @@ PROBES: dict[str, Callable] = {
     "np.nditer": lambda x: sum(v for v in np.nditer(x)),
     "np.polynomial.polynomial.Polynomial": lambda x: _P.Polynomial([1.0, 2.0])(x),
     "np.polynomial.polynomial.polyval": lambda x: _P.polyval(x, [1.0, 2.0]),
-    "np.polynomial.polynomial.polyadd": lambda x: _P.polyadd(x, x),
-    "np.polynomial.polynomial.polysub": lambda x: _P.polysub(x, x),
-    "np.polynomial.polynomial.polymul": lambda x: _P.polymul(x, x),
-    "np.polynomial.polynomial.polydiv": lambda x: _P.polydiv(x, x),
-    "np.polynomial.polynomial.polyint": lambda x: _P.polyint(x),
-    "np.polynomial.polyutils.as_series": lambda x: np.polynomial.polyutils.as_series([x])[0],
-    "np.polynomial.polyutils.trimseq": lambda x: np.polynomial.polyutils.trimseq(x),
+    "np.polynomial.polynomial.polyadd": _user_probe("np.polynomial.polynomial.polyadd(x, x)"),
+    "np.polynomial.polynomial.polysub": _user_probe("np.polynomial.polynomial.polysub(x, x)"),
+    "np.polynomial.polynomial.polymul": _user_probe("np.polynomial.polynomial.polymul(x, x)"),
+    "np.polynomial.polynomial.polydiv": _user_probe("np.polynomial.polynomial.polydiv(x, x)"),
+    "np.polynomial.polynomial.polyint": _user_probe("np.polynomial.polynomial.polyint(x)"),
+    # np.polynomial's series functions skip NEP 18: seen only in user code (capture.py)
+    "np.polynomial.polyutils.as_series":
+        _user_probe("np.polynomial.polyutils.as_series([x])[0]"),
+    "np.polynomial.polyutils.trimseq": _user_probe("np.polynomial.polyutils.trimseq(x)"),
     # not dispatched by NEP 18: the tracer sees it only in user code (capture.UNDISPATCHED)
     "np.asarray_chkfinite": _user_probe("np.asarray_chkfinite(x) + 1"),
     "np.lib.stride_tricks.as_strided":

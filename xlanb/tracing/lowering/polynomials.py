@@ -27,6 +27,25 @@ for _func, _detail in ((np.polymul, "np.poly1d drops leading zero coefficients")
     data_dependent(_func, _detail)
     DATA_DEPENDENT_HINTS[_func] = _NO_TRIM
 
+# np.polynomial's series (lowest power first) drop trailing zero coefficients; these skip
+# NEP 18, and tracing.capture routes a call from user code here
+_SERIES_HINT = ("Use np.polyadd / np.polysub / np.polyint / np.convolve on the coefficients "
+                "reversed (highest power first; no trimming)")
+
+
+def _trimmed(func, what: str, detail: str = "trailing zero coefficients are trimmed"):
+    data_dependent(func, detail)
+    DATA_DEPENDENT_HINTS[func] = _SERIES_HINT
+    implements(func)(lambda *args, **kwargs: unsupported(func, args, kwargs, what))
+
+
+for _name in ("polyadd", "polysub", "polymul", "polydiv"):
+    _trimmed(getattr(np.polynomial.polynomial, _name), f"np.polynomial.polynomial.{_name}")
+_trimmed(np.polynomial.polynomial.polyint, "np.polynomial.polynomial.polyint",
+         "an all-zero series integrates to a series of length 1, any other one grows by m")
+for _name in ("trimseq", "as_series"):
+    _trimmed(getattr(np.polynomial.polyutils, _name), f"np.polynomial.polyutils.{_name}")
+
 
 def _traced(x):
     return x if isinstance(x, Tracer) else wrap(node_of(x))

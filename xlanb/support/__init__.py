@@ -259,6 +259,8 @@ PROBES: dict[str, Callable] = {
 def probe(name: str) -> tuple[str, str]:
     """The status of `PROBES[name]`, traced on a float64 array of 3 elements."""
     status, note = _probe_status(PROBES[name], (3,), np.float64)
+    if status == DATA_DEPENDENT:              # the function's own advice, where it has one
+        note = _data_dependent_note(resolve(name))
     return (status or UNSUPPORTED), note
 
 

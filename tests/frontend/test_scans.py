@@ -179,3 +179,22 @@ def test_without_an_ir_form_stays_a_library_call():
     check(lambda x: np.subtract.accumulate(x, axis=1), ints)
     with pytest.raises(TypeError, match="scalar"):
         xlanb.jit(lambda x: np.add.accumulate(x))(np.asarray(1.0))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: np.cumsum(x, axis=(0,)), lambda x: np.cumsum(x, axis=1.0),
+    lambda x: np.cumsum(x, axis=2), lambda x: np.maximum.accumulate(x, axis=(0,)),
+    lambda x: np.maximum.accumulate(x, axis=(0, 1)), lambda x: np.add.accumulate(x, axis=1.0),
+    lambda x: np.cumsum(x, axis=np.int64(1)), lambda x: np.cumulative_sum(x, axis=1.0),
+    lambda x: np.cumulative_sum(x)])
+def test_axis_arguments_as_numpy_takes_them(fn):
+    """The same result, or the same error type and message (a float axis is never
+    silently taken as an int)."""
+    x = data("float64", (2, 3))
+    try:
+        expected = fn(x)
+    except Exception as error:                 # noqa: BLE001 - NumPy's own error
+        with pytest.raises(type(error), match=str(error).split(":")[0][:40]):
+            xlanb.jit(fn)(x)
+        return
+    assert_like_numpy(xlanb.jit(fn)(x), expected, n=6)

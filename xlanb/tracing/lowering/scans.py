@@ -14,6 +14,8 @@ other ufuncs (np.subtract.accumulate, np.logical_or.accumulate, ...).
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from xlanb_runtime.ir import Node, Op
@@ -65,7 +67,7 @@ def _scan(name: str, kind: str, nan_identity=None):
 
     def rule(a, axis=None, dtype=None, out=None):
         x = node_of(a)
-        axis = None if axis is None else axis_param(axis, x.ndim)
+        axis = None if axis is None else axis_param(operator.index(axis), x.ndim)
         result = _result_dtype(numpy_fn, x, dtype=dtype)
         if not has_scan_form(kind, x, result):
             dtype = None if dtype is None else np.dtype(dtype).name
@@ -91,7 +93,7 @@ def _cumulative(name: str, kind: str):
             raise ValueError("axis must be specified for multi-dimensional arrays.")
         if node.ndim == 0:
             node = B.reshape(node, (1,))
-        axis = 0 if axis is None else axis_param(axis, node.ndim)
+        axis = 0 if axis is None else axis_param(operator.index(axis), node.ndim)
         result = _result_dtype(lambda v, **k: numpy_fn(v, axis=0, **k), node, dtype=dtype)
         if not has_scan_form(kind, node, result):
             dtype = None if dtype is None else np.dtype(dtype).name
@@ -121,11 +123,15 @@ def accumulate(ufunc: np.ufunc, array, axis=0, dtype=None, out=None):
     x = node_of(array)
     if x.ndim == 0:
         raise TypeError("cannot accumulate on a scalar")
+    if isinstance(axis, tuple):            # NumPy takes one axis in a tuple
+        if len(axis) != 1:
+            raise ValueError("accumulate does not allow multiple axes")
+        axis = axis[0]
     if axis is None:
         if x.ndim != 1:
             raise ValueError("accumulate does not allow multiple axes")
         axis = 0
-    axis = axis_param(axis, x.ndim)
+    axis = axis_param(operator.index(axis), x.ndim)
     out = out[0] if isinstance(out, tuple) else out
     kind = _KINDS.get(ufunc.__name__)
     if kind is not None:

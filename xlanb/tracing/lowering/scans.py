@@ -90,7 +90,8 @@ def _cumulative(name: str, kind: str):
     def rule(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
         node = node_of(x)
         if axis is None and node.ndim > 1:
-            raise ValueError("axis must be specified for multi-dimensional arrays.")
+            raise ValueError("For arrays which have more than one dimension ``axis`` "
+                             "argument is required.")          # NumPy's words
         if node.ndim == 0:
             node = B.reshape(node, (1,))
         axis = 0 if axis is None else axis_param(operator.index(axis), node.ndim)

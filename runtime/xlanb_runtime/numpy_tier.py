@@ -54,8 +54,8 @@ UFUNCS = {
 # constants, parameters, `round` of integers (returns its input) and library calls (NumPy
 # may return a view of an argument) are copied when returned.
 FRESH = (set(UFUNCS) - {Op.CONJ}) | {
-    Op.SIGN, Op.RSQRT, Op.ERF, Op.DIV, Op.FLOOR_DIV, Op.REM, Op.COMPLEX, Op.CONVERT,
-    Op.REDUCE, Op.ARGREDUCE, Op.DOT, Op.GATHER, Op.SCATTER_ADD, Op.CONCATENATE, Op.PAD,
+    Op.SIGN, Op.RSQRT, Op.ERF, Op.ROUND_HALF, Op.DIV, Op.FLOOR_DIV, Op.REM, Op.COMPLEX, Op.CONVERT,
+    Op.REDUCE, Op.ARGREDUCE, Op.SCAN, Op.DOT, Op.GATHER, Op.SCATTER_ADD, Op.CONCATENATE, Op.PAD,
     Op.DYNAMIC_PAD, Op.RNG_BITS}
 
 

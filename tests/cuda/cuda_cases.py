@@ -217,6 +217,7 @@ def simulator_cases() -> dict:
     cases["mlp_train_step"] = mlp_train_step
     cases["copies_equal_inputs_plus_outputs"] = copies_equal_inputs_plus_outputs
     cases["library_kernels_on_host"] = library_kernels_on_host
+    cases["scans"] = scans
     cases["dump_kernels_without_nvvm"] = dump_kernels_without_nvvm
     return cases
 
@@ -269,6 +270,7 @@ def programs() -> dict:
         "mlp_train_step": (mlp_step, ({"w": rng.standard_normal((5, 4)) * 0.3,
                                        "b": np.zeros(4)}, rng.standard_normal((6, 5)),
                                       rng.integers(0, 4, 6))),
+        "scans": (scan_program, (np.ones((5, 7)), np.ones((5, 7), np.int32))),
         "library_kernels_on_host": (concat_argmax, (
             rng.standard_normal((3, 4)).astype(np.float32),)),
     }
@@ -333,6 +335,23 @@ def copies_equal_inputs_plus_outputs():
     assert executable.transfers["device_to_host_copies"] - \
         before["device_to_host_copies"] == 3
     return memory
+
+
+def scan_program(x, n):
+    """cumsum of a product along rows, a cumprod down columns with a consumer, a running
+    max of ints and a flattened cumsum: each one scan kernel with what it fuses."""
+    return (np.cumsum(x * x, axis=1) / 2, np.cumprod(x, axis=0) + 1.0,
+            np.maximum.accumulate(n, axis=1), np.cumsum(x[::-1]))
+
+
+def scans():
+    rng = np.random.default_rng(4)
+    x = rng.uniform(0.5, 1.5, (5, 7))
+    n = rng.integers(-9, 9, (5, 7)).astype(np.int32)
+    compiled = check_jit(scan_program, (x, n), rtol=1e-12, atol=0)
+    kinds = [k.kind for k in compiled.kernels]
+    assert kinds.count("scan") == 4 and "library" not in kinds, kinds
+    return kinds
 
 
 def library_kernels_on_host():

@@ -183,3 +183,13 @@ def test_scatter_adds_updates_with_atomics():
     gen = cuda_codegen.generate(kernel, GPU)
     assert gen.functions == ["scatter_add_0", "scatter_add_0_updates"]
     assert "cuda.atomic.add(out0, (" in gen.source
+
+
+def test_scan_is_one_thread_per_row_walking_the_axis_in_order():
+    gen = generated(lambda v: np.cumsum(v * v, axis=0) / 2, np.ones((100, 300), np.float32),
+                    kind="scan")
+    (launch,) = gen.launches
+    assert launch.blocks * launch.threads >= 300          # a thread for each of 300 rows
+    body = gen.source.split("for k0 in range(")[1]
+    assert "sacc = " in body and "(sacc + " in body and body.index("*") < body.index("sacc")
+    assert "out0[" in body                                 # the consumer is in the loop

@@ -75,7 +75,7 @@ def test_if_on_traced_value():
 @pytest.mark.parametrize("convert,name", [(int, "int()"), (float, "float()"),
                                           (lambda v: range(v), "operator.index()"),
                                           (np.asarray, "np.asarray()"),
-                                          (lambda v: v.item(), "x.item()")])
+                                          (lambda v: v.tolist(), "x.tolist()")])
 def test_conversions(convert, name):
     def f(x):
         return convert(x[0, 0].astype(np.int64))

@@ -76,9 +76,6 @@ def test_binary_keywords(name, dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", UNARY)
 def test_unary_keywords(name, dtype):
-    if dtype == "bool" and name in ("sqrt", "exp", "sin"):
-        pytest.xfail("a float16 result (NumPy's loop for bool) fails in codegen: "
-                     "_one_float16 is not defined (an InternalCompilerError; reported)")
     u = getattr(np, name)
     x = sample(dtype)
 

@@ -16,11 +16,11 @@ from xlanb_runtime.ir import builder as B
 from tolerance import assert_close, graph_scale
 
 F64 = np.float64
-# random bits have no gradient; loops (and the dynamic slices and pads in their bodies) are
-# made by the compiler after autodiff ran on the traced (unrolled) program, so a gradient
-# never meets one (NotDifferentiableError if asked)
+# random bits have no gradient; loops (and the dynamic slices and pads in their bodies) and
+# float16 rounding (passes/half.py) are made by the compiler after autodiff ran on the traced
+# program, so a gradient never meets one (NotDifferentiableError if asked)
 NOT_DIFFERENTIABLE = {op for op in Op if op.name in (
-    "RNG_BITS", "LOOP", "LOOP_RESULT", "DYNAMIC_SLICE", "DYNAMIC_PAD",
+    "RNG_BITS", "LOOP", "LOOP_RESULT", "DYNAMIC_SLICE", "DYNAMIC_PAD", "ROUND_HALF",
     # functions with several results (eigh, svd, qr) have no rules yet
     "LIBRARY_RESULT")}
 
@@ -78,6 +78,8 @@ CASES = {
                                                     B.reduce(x, "max", (0,))),
                                    B.binary(Op.ADD, B.reduce(x, "min", (0,)),
                                             B.reduce(x, "prod", (0,)))), [(S, POS)]),
+    # every scan kind along both axes (cumprod's rule: no division, see scan_rules.py)
+    Op.SCAN: (lambda x: scan_chain(x), [(S, ANY)]),
     Op.DOT: (lambda x, y: B.dot(x, y, (0,), (0,), (1,), (2,)),
              [((2, 3, 4), ANY), ((2, 5, 3), ANY)]),
     Op.GATHER: (lambda x: B.gather(x, B.constant(np.array([2, 0, 2, 1])), 0), [(S, ANY)]),
@@ -96,6 +98,15 @@ CASES = {
     Op.COMPLEX: (lambda x, y: B.unary(Op.ABS, B.binary(Op.ADD, B.unary(Op.EXP, cplx(x, y)),
                                                        cplx(y, x))), [(S, ANY), (S, ANY)]),
 }
+
+
+def scan_chain(x):
+    total = None
+    for kind in ("sum", "prod", "max", "min"):
+        for axis in (0, 1):
+            term = B.scan(x, kind, axis)
+            total = term if total is None else B.binary(Op.ADD, total, term)
+    return total
 
 
 def library_chain(a, b):

@@ -271,6 +271,26 @@ module m
   %5 = reduce(%3), arg=('all', (0, 1)) : pred[]
   return (%4, %5)
 """, 2),
+    ("scan_with_producer_and_consumer", """
+module m
+  %0 = parameter(), arg=0 : f32[6,40]
+  %1 = parameter(), arg=1 : f32[40]
+  %2 = broadcast(%1), arg=(1,) : f32[6,40]
+  %3 = multiply(%0, %2) : f32[6,40]
+  %4 = scan(%3), arg=('sum', 1) : f32[6,40]
+  %5 = tanh(%4) : f32[6,40]
+  %6 = scan(%0), arg=('max', 0) : f32[6,40]
+  %7 = add(%6, %0) : f32[6,40]
+  return (%5, %4, %7)
+""", 2),          # multiply, scan, tanh in one loop (the scan also written); max down columns
+    ("scan_read_reversed_is_not_fused", """
+module m
+  %0 = parameter(), arg=0 : f64[5,9]
+  %1 = scan(%0), arg=('prod', 1) : f64[5,9]
+  %2 = reverse(%1), arg=(1,) : f64[5,9]
+  %3 = add(%2, %1) : f64[5,9]
+  return (%3)
+""", 2),          # the reverse reads elements the running product has not reached yet
 ]
 
 

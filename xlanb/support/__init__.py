@@ -238,14 +238,17 @@ PROBES: dict[str, Callable] = {
     "np.nditer": lambda x: sum(v for v in np.nditer(x)),
     "np.polynomial.polynomial.Polynomial": lambda x: _P.Polynomial([1.0, 2.0])(x),
     "np.polynomial.polynomial.polyval": lambda x: _P.polyval(x, [1.0, 2.0]),
-    "np.polynomial.polynomial.polyadd": lambda x: _P.polyadd(x, x),
-    "np.polynomial.polynomial.polysub": lambda x: _P.polysub(x, x),
-    "np.polynomial.polynomial.polymul": lambda x: _P.polymul(x, x),
-    "np.polynomial.polynomial.polydiv": lambda x: _P.polydiv(x, x),
-    "np.polynomial.polynomial.polyint": lambda x: _P.polyint(x),
-    "np.polynomial.polyutils.as_series": lambda x: np.polynomial.polyutils.as_series([x])[0],
-    "np.polynomial.polyutils.trimseq": lambda x: np.polynomial.polyutils.trimseq(x),
-    "np.asarray_chkfinite": lambda x: np.asarray_chkfinite(x) + 1,
+    "np.polynomial.polynomial.polyadd": _user_probe("np.polynomial.polynomial.polyadd(x, x)"),
+    "np.polynomial.polynomial.polysub": _user_probe("np.polynomial.polynomial.polysub(x, x)"),
+    "np.polynomial.polynomial.polymul": _user_probe("np.polynomial.polynomial.polymul(x, x)"),
+    "np.polynomial.polynomial.polydiv": _user_probe("np.polynomial.polynomial.polydiv(x, x)"),
+    "np.polynomial.polynomial.polyint": _user_probe("np.polynomial.polynomial.polyint(x)"),
+    # np.polynomial's series functions skip NEP 18: seen only in user code (capture.py)
+    "np.polynomial.polyutils.as_series":
+        _user_probe("np.polynomial.polyutils.as_series([x])[0]"),
+    "np.polynomial.polyutils.trimseq": _user_probe("np.polynomial.polyutils.trimseq(x)"),
+    # not dispatched by NEP 18: the tracer sees it only in user code (capture.UNDISPATCHED)
+    "np.asarray_chkfinite": _user_probe("np.asarray_chkfinite(x) + 1"),
     "np.lib.stride_tricks.as_strided":
         lambda x: np.lib.stride_tricks.as_strided(x, (2, 2), (8, 8)),
     "np.lib.stride_tricks.sliding_window_view":
@@ -256,6 +259,8 @@ PROBES: dict[str, Callable] = {
 def probe(name: str) -> tuple[str, str]:
     """The status of `PROBES[name]`, traced on a float64 array of 3 elements."""
     status, note = _probe_status(PROBES[name], (3,), np.float64)
+    if status == DATA_DEPENDENT:              # the function's own advice, where it has one
+        note = _data_dependent_note(resolve(name))
     return (status or UNSUPPORTED), note
 
 
@@ -320,6 +325,9 @@ def ufunc_method_entries(numba: set[str]) -> list[Entry]:
         if best in COMPILED:
             done = sorted(by_status.get(FUSED, []) + by_status.get(LIBRARY, []))
             note = f"{len(done)} of {len(binary)} binary ufuncs: {', '.join(done)}"
+            if by_status.get(FUSED) and by_status.get(LIBRARY):     # say which fuse
+                note += f" (fused: {', '.join(sorted(by_status[FUSED]))}; the others " \
+                    "library calls)"
         name = f"np.ufunc.{method}"
         entries.append(Entry(name, "ufunc method", best, note, name in numba))
     return entries
@@ -339,7 +347,7 @@ _MEMBER_ARGS = {"reshape": ((4, 3),), "astype": (np.float32,), "view": (np.float
                 "partition": (1,), "argpartition": (1,), "put": ([0], 1.0),
                 "choose": ([0, 1],), "compress": ([True, False, True],),
                 "getfield": (np.float64,), "setfield": (1.0, np.float64),
-                "resize": ((4, 3),), "__contains__": (2.0,), "swapaxes": (0, 1),
+                "resize": ((4, 3),), "__contains__": (2.0,), "swapaxes": (0, 1), "item": (1,),
                 "dot": lambda x: (x.T,)}
 # Methods that need a 1-D array: probed on the first row.
 _MEMBER_ROW = {"searchsorted"}

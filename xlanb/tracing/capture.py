@@ -28,6 +28,7 @@ import contextlib
 import contextvars
 import dis
 import functools
+import importlib
 import os
 import sys
 import sysconfig
@@ -41,6 +42,14 @@ CREATION = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_
             "full_like", "arange", "linspace", "logspace", "geomspace", "eye", "identity",
             "tri", "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
             "copy", "diag", "fromfunction", "indices", "frombuffer")
+# NumPy functions that skip NEP 18 dispatch (they call np.asarray on their argument first):
+# called from user code on a traced value, their rule in `lowering.FUNCTIONS` runs
+# (`_wrap_lowered`): a lowering, or a named error (np.polynomial's trimmed results).
+UNDISPATCHED = (("numpy", "asarray_chkfinite"),
+                *(("numpy.polynomial.polynomial", name)
+                  for name in ("polyadd", "polysub", "polymul", "polydiv", "polyint")),
+                ("numpy.polynomial.polyutils", "trimseq"),
+                ("numpy.polynomial.polyutils", "as_series"))
 _TRACED_KINDS = "biufc"
 # Scalar types whose call on a traced value is a cast (`np.float32(x)`).
 SCALAR_TYPES = ("bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -144,6 +153,12 @@ def _build_wrappers() -> None:
         original = getattr(np, name, None)
         if original is not None:
             _wrappers[(np, name)] = (original, _wrap(original))
+    for module_name, name in UNDISPATCHED:
+        module = importlib.import_module(module_name)
+        original = getattr(module, name, None)
+        if original is not None:
+            what = f"np{module_name[len('numpy'):]}.{name}"
+            _wrappers[(module, name)] = (original, _wrap_lowered(original, what))
     for name in dir(np.random):                   # the global RandomState's draws
         original = getattr(np.random, name)
         if (isinstance(getattr(original, "__self__", None), np.random.RandomState)
@@ -191,6 +206,25 @@ def _wrap_draw(original, what: str, drawn=None):
     draw._xlanb_capture = True
     draw.__wrapped__ = original
     return draw
+
+
+def _wrap_lowered(original, what: str):
+    """`original` called from user code on a traced value: its rule in `lowering.FUNCTIONS`
+    (NumPy's own function would ask the tracer for its values)."""
+    name = original.__name__
+
+    @functools.wraps(original)
+    def call(*args, **kwargs):
+        if not _CAPTURING.get() or not any(_holds_tracer(a) for a in args) or \
+                not _from_user_code(sys._getframe(1), name):
+            return original(*args, **kwargs)
+        from .lowering import FUNCTIONS
+        from .source import entry
+        with suspended(), entry(what):
+            return FUNCTIONS[original](*args, **kwargs)
+    call._xlanb_capture = True
+    call.__wrapped__ = original
+    return call
 
 
 def _wrap_unseeded(original, what: str):

@@ -19,6 +19,8 @@ are updated and returned as NumPy would (`boundary.py`).
 """
 from __future__ import annotations
 
+import operator
+
 import contextvars
 import dataclasses
 import weakref
@@ -454,7 +456,31 @@ class Tracer:
         return value
 
     def item(self, *args):
-        return self._concrete("x.item()").item(*args)
+        """NumPy's Python scalar, traced: a 0-d value that promotes as a Python scalar does
+        (weak: `x32.item() * x32` stays float32).  It computes on like any traced value;
+        only a use in Python (`if x.item() > 0`, `float(...)`) needs a value, and raises."""
+        from .lowering.promote import _WEAK_BY_KIND, to_node, wrap
+        if len(args) == 1 and isinstance(args[0], tuple):
+            args = args[0]
+        if not args:
+            if self.size != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            value = self.reshape(())
+        elif len(args) == 1:                     # a flat (C-order) index
+            index = operator.index(args[0])
+            if not -self.size <= index < self.size:
+                raise IndexError(f"index {index} is out of bounds for size {self.size}")
+            value = self.reshape(-1)[index % self.size]
+        elif len(args) == self.ndim:
+            value = self[tuple(operator.index(i) for i in args)]
+        else:
+            raise ValueError("incorrect number of indices for array")
+        node = to_node(value)
+        # a Python float/int/complex holds the value exactly at 64 bits (unsigned: as is)
+        wide = {"f": np.float64, "i": np.int64, "c": np.complex128}.get(node.dtype.kind)
+        result = wrap(builder.convert(node, wide) if wide is not None else node)
+        result.weak_type = _WEAK_BY_KIND.get(node.dtype.kind)
+        return result
 
     def tolist(self):
         return self._concrete("x.tolist()").tolist()

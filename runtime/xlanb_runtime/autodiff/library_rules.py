@@ -109,9 +109,13 @@ def _cumsum(g, node, x):                      # y_i = sum_{j<=i} x_j: dx_j = sum
 
 
 def _reverse_cumsum(g: Node, axis: int) -> Node:
-    """out_j = sum_{i>=j} g_i along `axis`."""
-    reverse = B.reverse(g, (axis,))
-    return B.reverse(B.library_call("np.cumsum", [reverse], {"axis": axis}), (axis,))
+    """out_j = sum_{i>=j} g_i along `axis` (a float16 g stays a library call: kernels
+    have no float16 arithmetic)."""
+    if g.dtype == np.float16:
+        reverse = B.reverse(g, (axis,))
+        return B.reverse(B.library_call("np.cumsum", [reverse], {"axis": axis}), (axis,))
+    from .scan_rules import reverse_cumsum
+    return reverse_cumsum(g, axis)
 
 
 @library_vjp("np.ufunc.accumulate")

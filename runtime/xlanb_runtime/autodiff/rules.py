@@ -349,6 +349,12 @@ def _arrange(value: Node, dims_of: list[int]) -> Node:
     return B.transpose(value, perm)
 
 
+# scan: its own module (the cumprod and max rules need a recurrence helper)
+from .scan_rules import scan_vjp  # noqa: E402  (it imports this module's builders)
+
+VJP[Op.SCAN] = scan_vjp
+
+
 # -- indexing and collectives ----------------------------------------------------------------
 
 @vjp(Op.GATHER)

@@ -29,15 +29,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..ir import Node, Op
-from ..ir.ops import ELEMENTWISE
+from ..ir.ops import ELEMENTWISE, EXPENSIVE, SCAN_COMBINE
 from ..passes.fusion import Kernel
 from ..passes.row_fusion import row_space
 from .. import flags
-from . import complex_math, rng, templates, thread_calibration
+from . import complex_math, half, rng, templates, thread_calibration
 from .vecmath import REASSOC_SAFE, SEALED
 
 BASE_FASTMATH = ("nsz", "arcp", "contract", "afn")
 MAX_INDEX_TEXT = 200     # characters: a longer index expression becomes a variable
+SCAN_CHUNK = 256         # elements of a last-axis scan per pass through its L1 buffer
 
 
 @dataclass
@@ -80,6 +81,7 @@ def _vecmath_digest() -> str:
 
 _VECMATH_DIGEST = _vecmath_digest()
 _RNG_DIGEST = hashlib.sha256(inspect.getsource(rng).encode()).hexdigest()[:12]
+_HALF_DIGEST = hashlib.sha256(inspect.getsource(half).encode()).hexdigest()[:12]
 _COMPLEX_MATH_DIGEST = hashlib.sha256(
     inspect.getsource(complex_math).encode()).hexdigest()[:12]
 _VECMATH_NAMES = {name for pair in templates.VECMATH.values() for name in pair} | {
@@ -359,7 +361,7 @@ class _Codegen:
         # outputs first in the argument list after inputs are discovered: collect names now
         self.output_names = {id(o): f"out{i}" for i, o in enumerate(k.outputs)}
         body = {"loop": self.gen_loop, "reduce": self.gen_reduce, "dot": self.gen_dot,
-                "scatter": self.gen_scatter, "row": self.gen_row}[k.kind]
+                "scatter": self.gen_scatter, "row": self.gen_row, "scan": self.gen_scan}[k.kind]
         body()
         self.lines = hoist_invariants(self.lines)
         for i, out in enumerate(k.outputs):
@@ -416,6 +418,84 @@ class _Codegen:
         target = upd[:axis] + (row,) + upd[axis + rank:]
         value = self.value(updates, upd, cache)
         self.emit(f"out0[{', '.join(target)}] += {value}")
+
+    def gen_scan(self) -> None:
+        """Loops in dim order with the scan axis among them, so each row along the axis is
+        visited in order.  The running value starts at the first element, as NumPy's
+        accumulate, and combines with the op's own template (NumPy's wrap, NaN and
+        complex rules).  Along an inner axis (`sacc`: one per suffix index) the suffix loop
+        is independent and vectorizes, producers and consumers included:
+
+            for k0 in range(n0):                 # cumprod(x, axis=0) - 1
+                for s0 in range(n1):
+                    v2 = v1 if k0 == 0 else (sacc[s0] * v1)
+                    sacc[s0] = v2
+                    out0[k0, s0] = (v2 - c0)
+
+        Along the last axis the running value is a scalar, and with expensive producers
+        or consumers the row goes through a buffer (`_scan_rows`)."""
+        scan = self.k.scan
+        kind, axis = scan.arg
+        dtype = scan.dtype
+        sizes = self.size_names(scan.shape)
+        suffix = sizes[axis + 1:]
+        if not suffix and any(n.op in EXPENSIVE for n in self.k.nodes):
+            self._scan_rows(scan, sizes)
+            return
+        if suffix:                      # every row of the suffix restarts at k0 == 0
+            self.emit(f"sacc = np.empty(({', '.join(suffix)},), np.{dtype.name})")
+        else:                           # typed before the loops, for Numba's inference
+            self.emit(f"sacc = {templates.CAST[dtype.name]}(0)")
+        outer = self.open_loops(sizes[:axis], "i")
+        self.emit(f"for k0 in range({sizes[axis]}):")
+        self.depth += 1
+        inner = self.open_loops(suffix, "s")
+        idx = outer + ("k0",) + inner
+        cache: dict = {}
+        value = self.value(scan.inputs[0], idx, cache)
+        running = self.at("sacc", inner) if inner else "sacc"
+        combined = templates.expression(SCAN_COMBINE[kind], dtype, [running, value], dtype)
+        if inner:
+            self.reduce_vars[id(scan)] = self._assign(f"{value} if k0 == 0 else {combined}")
+            self.emit(f"{running} = {self.reduce_vars[id(scan)]}")
+        else:
+            self.emit(f"sacc = {value} if k0 == 0 else {combined}")
+            self.reduce_vars[id(scan)] = "sacc"
+        self.write_outputs(self.k.outputs, idx, cache, scan.shape)
+
+    def _scan_rows(self, scan: Node, sizes: list[str]) -> None:
+        """A scan along the last axis with expensive elementwise work around it, SCAN_CHUNK
+        elements at a time through an L1 buffer:
+        the producers fill it (a loop that vectorizes: exp, tanh), a sequential loop scans
+        it in place carrying `sacc` across chunks, and the consumers read it (vectorizes
+        again).  One loop doing all three would run vector math one element at a time
+        (np.cumsum(np.exp(a), axis=1): 2.7x slower than NumPy)."""
+        kind, axis = scan.arg
+        dtype = scan.dtype
+        n = sizes[axis]
+        self.emit(f"sbuf = np.empty({SCAN_CHUNK}, np.{dtype.name})")
+        self.emit(f"sacc = {templates.CAST[dtype.name]}(0)")   # typed for Numba
+        outer = self.open_loops(sizes[:axis], "i")
+        idx = outer + ("k0",)
+        self.emit(f"for base0 in range(0, {n}, {SCAN_CHUNK}):")
+        self.depth += 1
+        self.emit(f"span0 = min({SCAN_CHUNK}, {n} - base0)")
+        self.emit("for j0 in range(span0):")
+        self.depth += 1
+        self.emit("k0 = base0 + j0")
+        self.emit(f"sbuf[j0] = {self.value(scan.inputs[0], idx, {})}")
+        self.depth -= 1
+        self.emit("for j0 in range(span0):")
+        self.depth += 1
+        combined = templates.expression(SCAN_COMBINE[kind], dtype, ["sacc", "sbuf[j0]"], dtype)
+        self.emit(f"sacc = sbuf[j0] if base0 + j0 == 0 else {combined}")
+        self.emit("sbuf[j0] = sacc")
+        self.depth -= 1
+        self.emit("for j0 in range(span0):")
+        self.depth += 1
+        self.emit("k0 = base0 + j0")
+        self.reduce_vars[id(scan)] = self._load("sbuf", ("j0",))
+        self.write_outputs(self.k.outputs, idx, {}, scan.shape)
 
     def gen_reduce(self) -> None:
         reds = self.k.reductions
@@ -744,6 +824,11 @@ class _Codegen:
         if helpers:                       # complex division and power as NumPy's loops
             header.append(f"from xlanb_runtime.codegen.complex_math import "
                           f"{', '.join(helpers)}  # {_COMPLEX_MATH_DIGEST}")
+        halves = [name for name in ("round_half_f32", "round_half_f64")
+                  if re.search(rf"\b{name}\(", body)]
+        if halves:
+            header.append(f"from xlanb_runtime.codegen.half import {', '.join(halves)}"
+                          f"  # {_HALF_DIGEST}")
         if re.search(r"\bsplitmix64\(", body):
             header.append(f"from xlanb_runtime.codegen.rng import splitmix64  # {_RNG_DIGEST}")
         # serial kernels skip Numba passes they never need (kernel_pipeline.py)
@@ -1045,7 +1130,7 @@ def is_narrow_dot(dot: Node, kernel: Kernel) -> bool:
 def should_parallelize(kernel: Kernel, threads: int) -> bool:
     """Wake the thread pool only for loops it can split safely, and only from the size
     where threads were measured to win on this machine (thread_calibration)."""
-    if threads < 2:
+    if threads < 2 or kernel.kind == "scan":     # a scan's rows: serial for now
         return False
     space = kernel.space("in") if kernel.kind == "reduce" else kernel.root.shape
     if kernel.kind == "reduce":

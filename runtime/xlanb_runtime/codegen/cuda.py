@@ -19,6 +19,8 @@ buffer) and `splitmix64` (a device function in the module).  One skeleton per ki
     dot      a tiled shared-memory GEMM over the (batch, m, k) x (batch, k, n) views; the
              views are index arithmetic on the operands as they lie in memory (no transpose
              copies), and the fused epilogue runs on the accumulator before the store.
+    scan     grid-stride over the rows across the scan axis, one thread per row walking
+             the axis in order (a register carries the running value).
     scatter  `<name>` writes the base (its producers fused), then `<name>_updates` adds
              the updates with `cuda.atomic.add` at the rows their indices name (clamped).
 
@@ -35,6 +37,7 @@ import numba
 import numpy as np
 
 from ..ir import Node, Op
+from ..ir.ops import SCAN_COMBINE
 from ..ir.interpret import SPLITMIX_GAMMA, SPLITMIX_MUL1, SPLITMIX_MUL2
 from ..passes.fusion import Kernel
 from . import templates
@@ -232,12 +235,14 @@ class _CudaCodegen(_Codegen):
         k = self.k
         complex_values = {n.dtype for m in k.nodes for n in (m, *m.inputs)
                           if n.dtype.kind == "c"}
+        if any(n.op is Op.ROUND_HALF for n in k.nodes):   # its helper is a CPU function
+            raise UnsupportedOnDevice("float16 rounding has no CUDA kernel yet")
         if complex_values:                 # correct on the host; device kernels: not yet
             raise UnsupportedOnDevice(f"{', '.join(sorted(map(str, complex_values)))} values "
                                       "have no CUDA kernels")
         self.output_names = {id(o): f"out{i}" for i, o in enumerate(k.outputs)}
         {"loop": self.gen_loop, "reduce": self.gen_reduce, "dot": self.gen_dot,
-         "scatter": self.gen_scatter}[k.kind]()
+         "scatter": self.gen_scatter, "scan": self.gen_scan}[k.kind]()
         for i, out in enumerate(k.outputs):
             self.args.append(KernelArg("out", f"out{i}", out))
         order = {"in": 0, "out": 1, "scratch": 2, "size": 3, "const": 4}
@@ -254,6 +259,29 @@ class _CudaCodegen(_Codegen):
         idx = self.decompose("f_", sizes, "i")
         self.write_outputs(self.k.outputs, idx, {}, root.shape)
         self.grid(function, _prod(root.shape))
+
+    def gen_scan(self) -> None:
+        """Grid-stride over the rows (every index but the scan axis'), one thread per row
+        walking the axis in order with its running value in a register, the fused
+        producers and consumers computed per element as on the CPU."""
+        scan = self.k.scan
+        kind, axis = scan.arg
+        function = self.begin()
+        sizes = self.size_names(scan.shape)
+        rows = _prod(scan.shape[:axis] + scan.shape[axis + 1:])
+        total = self.named("size", "nt_", rows)
+        self.block(f"for f_ in range(cuda.grid(1), {total}, cuda.gridsize(1)):")
+        row = self.decompose("f_", sizes[:axis] + sizes[axis + 1:], "i")
+        self.emit(f"sacc = {templates.CAST[scan.dtype.name]}(0)")
+        self.block(f"for k0 in range({sizes[axis]}):")
+        idx = row[:axis] + ("k0",) + row[axis:]
+        cache: dict = {}
+        value = self.value(scan.inputs[0], idx, cache)
+        combined = expression(SCAN_COMBINE[kind], scan.dtype, ["sacc", value], scan.dtype)
+        self.emit(f"sacc = {value} if k0 == 0 else {combined}")
+        self.reduce_vars[id(scan)] = "sacc"
+        self.write_outputs(self.k.outputs, idx, cache, scan.shape)
+        self.grid(function, rows)
 
     def gen_scatter(self) -> None:
         """out = base (one function); out[..., indices[k], ...] += updates[k] (another)."""

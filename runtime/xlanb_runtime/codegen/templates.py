@@ -83,6 +83,8 @@ def expression(op: Op, dtype: np.dtype, operands: list[str], operand_dtype: np.d
         return f"{CAST[dtype.name]}({_LIBM[op]}({operands[0]}))"
     if op is Op.RSQRT:
         return f"({typed_constant(1, dtype)} / np.sqrt({operands[0]}))"
+    if op is Op.ROUND_HALF:                          # codegen/half.py
+        return f"round_half_{'f32' if operand_dtype == np.float32 else 'f64'}({operands[0]})"
     if op is Op.MAX or op is Op.MIN:
         cmp = ">=" if op is Op.MAX else "<="
         a, b = operands

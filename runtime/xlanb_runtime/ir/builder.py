@@ -16,7 +16,7 @@ import numpy as np
 
 from .graph import LoopBody, Node, type_str
 from .ops import (ARGREDUCE_KINDS, BINARY, COMPARE, COMPLEX_ONLY, Op, REAL_ONLY,
-                  REDUCE_KINDS, UNARY)
+                  REDUCE_KINDS, SCAN_COMBINE, SCAN_KINDS, UNARY)
 
 
 class IRShapeError(ValueError):
@@ -108,6 +108,10 @@ def unary(op: Op, x: Node) -> Node:
         _check(x.dtype == np.bool_ or x.dtype.kind in "iu", op,
                lambda: f"needs bool/int, got {x.dtype}")
     _check_complex(op, x.dtype)
+    if op is Op.ROUND_HALF:
+        _check(x.dtype in (np.float32, np.float64), op,
+               lambda: f"rounds a float32/float64 value, got {x.dtype}")
+        return _node(op, (x,), x.shape, np.float32)
     dtype = np.dtype(bool) if op in _BOOL_RESULT else \
         real_dtype(x.dtype) if op in _PART_RESULT else x.dtype
     return _node(op, (x,), x.shape, dtype)
@@ -287,6 +291,18 @@ def argreduce(x: Node, kind: str, axis: int) -> Node:
            lambda: f"axis {axis} of {x.shape} is out of range or empty")
     shape = tuple(n for d, n in enumerate(x.shape) if d != axis)
     return _node(Op.ARGREDUCE, (x,), shape, np.int64, (kind, int(axis)))
+
+
+def scan(x: Node, kind: str, axis: int) -> Node:
+    """Inclusive scan along `axis`: out[..., i, ...] = x[..., 0, ...] op ... op x[..., i, ...],
+    combined in order in x's dtype (NumPy's `ufunc.accumulate`).  Bool operands take
+    max/min only (or/and): NumPy's bool add is an or, which the front end spells max."""
+    _check(kind in SCAN_KINDS, Op.SCAN, lambda: f"unknown scan {kind!r}")
+    _check(0 <= axis < x.ndim, Op.SCAN, lambda: f"axis {axis} out of range for {x.shape}")
+    _check_complex(SCAN_COMBINE[kind], x.dtype)
+    _check(x.dtype != np.bool_ or kind in ("max", "min"), Op.SCAN,
+           lambda: f"{kind} of bool values: use max (or) / min (and)")
+    return _node(Op.SCAN, (x,), x.shape, x.dtype, (kind, int(axis)))
 
 
 def dot(lhs: Node, rhs: Node, lhs_batch=(), rhs_batch=(), lhs_contract=(), rhs_contract=()):

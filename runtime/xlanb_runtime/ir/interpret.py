@@ -156,6 +156,15 @@ def _round(x):
     return np.rint(x) if x.dtype.kind == "f" else x
 
 
+_SCAN_UFUNCS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def _scan(x, arg):
+    """NumPy's accumulate in x's own dtype (the IR's scan never promotes)."""
+    kind, axis = arg
+    return _SCAN_UFUNCS[kind].accumulate(x, axis=axis, dtype=x.dtype)
+
+
 # Each entry: (node, *input arrays) -> array.
 EVAL: dict[Op, Callable] = {
     Op.CONSTANT: lambda n: n.arg,
@@ -181,6 +190,7 @@ EVAL: dict[Op, Callable] = {
     Op.REAL: lambda n, x: np.real(x),
     Op.IMAG: lambda n, x: np.imag(x),
     Op.CONJ: lambda n, x: np.conjugate(x),
+    Op.ROUND_HALF: lambda n, x: x.astype(np.float16).astype(np.float32),
     Op.ADD: lambda n, x, y: np.add(x, y),
     Op.SUB: lambda n, x, y: np.subtract(x, y),
     Op.MUL: lambda n, x, y: np.multiply(x, y),
@@ -214,6 +224,7 @@ EVAL: dict[Op, Callable] = {
     Op.REVERSE: lambda n, x: np.flip(x, n.arg),
     Op.REDUCE: lambda n, x: _reduce(x, n.arg),
     Op.ARGREDUCE: lambda n, x: _argreduce(x, n.arg),
+    Op.SCAN: lambda n, x: _scan(x, n.arg),
     Op.DOT: lambda n, x, y: _dot(x, y, n.arg),
     Op.GATHER: lambda n, x, i: np.take(x, _clamped(i, x, n.arg), axis=n.arg),
     Op.SCATTER_ADD: lambda n, x, i, u: _scatter_add(x, i, u, n.arg),

@@ -1,7 +1,8 @@
 """Library functions: what a `library-call` node runs (NumPy, and LAPACK through NumPy).
 
-A sort, a solver, a factorization, an FFT or a scan has no fusible IR here; it runs as one
-NumPy call on whole arrays, between the program's fused kernels:
+A sort, a solver, a factorization or an FFT has no fusible IR here (nor a float16 or complex
+max/min scan; other scans are `scan` ops); it runs as one NumPy call on whole arrays,
+between the program's fused kernels:
 
     %2 = library-call(%0, %1), arg=('np.linalg.solve', ()) : f64[4,2]
     %5 = library-call(%4), arg=('np.linalg.eigh', (('UPLO', 'L'),)) : u8[]
@@ -259,6 +260,24 @@ def _histogram_types(ins, bins=10, range=None, density=None, keyword_arrays=()):
 register("np.histogram", _histogram_types)
 register("np.histogram_bin_edges", lambda ins, **params: _histogram_types(ins, **params)[1:])
 register("np.digitize", lambda ins, right=False: [(ins[0].shape, np.intp)])
+
+
+# -- checks ------------------------------------------------------------------------------------
+
+register("np.asarray_chkfinite", lambda ins, dtype=None: [
+    (ins[0].shape, numpy_dtypes(lambda v: np.asarray_chkfinite(v, dtype=dtype), ins)[0])])
+
+
+# -- float16 at the boundary of compiled code (passes/half.py) ------------------------------
+
+def _astype(params: dict) -> Callable:
+    dtype = np.dtype(params["dtype"])
+    return lambda x: np.asarray(x).astype(dtype)     # a 0-d argument may come as a scalar
+
+
+FUNCTIONS["np.ndarray.astype"] = LibraryFunction(
+    "np.ndarray.astype", lambda ins, dtype: [(ins[0].shape, np.dtype(dtype))],
+    lambda ins, **params: 0.0, binder=_astype)
 
 
 # -- scans -------------------------------------------------------------------------------------

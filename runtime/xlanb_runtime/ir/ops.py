@@ -41,6 +41,8 @@ class Op(enum.Enum):
     REAL = "real"                # complex -> its real part (complex64 -> float32)
     IMAG = "imag"                # complex -> its imaginary part
     CONJ = "conjugate"           # complex -> its complex conjugate
+    ROUND_HALF = "round-to-half"  # f32/f64 -> f32: the nearest float16 value (NumPy's
+                                  # float16 rounding; passes/half.py computes float16 so)
     # -- elementwise binary -----------------------------------------------------------------
     ADD = "add"
     SUB = "subtract"
@@ -80,6 +82,10 @@ class Op(enum.Enum):
     # -- reductions -------------------------------------------------------------------------
     REDUCE = "reduce"            # arg: (kind, axes) kind in sum/max/min/prod/any/all
     ARGREDUCE = "arg-reduce"     # arg: (kind, axis) kind in argmax/argmin
+    # -- scans ------------------------------------------------------------------------------
+    SCAN = "scan"                # arg: (kind, axis) kind in sum/prod/max/min: element i is
+                                 # x_0 op ... op x_i along axis, combined in order (NumPy's
+                                 # accumulate in the operand's dtype)
     # -- contraction ------------------------------------------------------------------------
     DOT = "dot"                  # arg: (lhs_batch, rhs_batch, lhs_contract, rhs_contract)
     # -- indexing ---------------------------------------------------------------------------
@@ -103,7 +109,8 @@ class Op(enum.Enum):
 
 UNARY = frozenset({Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.EXPM1, Op.LOG, Op.LOG1P, Op.SQRT,
                    Op.RSQRT, Op.TANH, Op.SIN, Op.COS, Op.ERF, Op.FLOOR, Op.CEIL, Op.ROUND,
-                   Op.NOT, Op.IS_FINITE, Op.REAL, Op.IMAG, Op.CONJ, Op.CONVERT})
+                   Op.NOT, Op.IS_FINITE, Op.REAL, Op.IMAG, Op.CONJ, Op.CONVERT,
+                   Op.ROUND_HALF})
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOOR_DIV, Op.REM, Op.POW, Op.MAX,
                     Op.MIN, Op.AND, Op.OR, Op.XOR, Op.ATAN2, Op.COMPLEX})
 COMPARE = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
@@ -122,9 +129,12 @@ EXPENSIVE = frozenset({Op.EXP, Op.EXPM1, Op.LOG, Op.LOG1P, Op.TANH, Op.SIN, Op.C
 # refuses them, and the front end lowers or refuses the NumPy call before it gets there.
 COMPLEX_ONLY = frozenset({Op.REAL, Op.IMAG, Op.CONJ})     # complex operands (COMPLEX: floats)
 REAL_ONLY = frozenset({Op.SIGN, Op.EXPM1, Op.LOG1P, Op.ERF, Op.FLOOR, Op.CEIL, Op.ROUND,
+                       Op.ROUND_HALF,
                        Op.NOT, Op.FLOOR_DIV, Op.REM, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR,
                        Op.ATAN2, Op.LT, Op.LE, Op.GT, Op.GE})
 REDUCE_KINDS = ("sum", "max", "min", "prod", "any", "all")
 ARGREDUCE_KINDS = ("argmax", "argmin")
+SCAN_KINDS = ("sum", "prod", "max", "min")
+SCAN_COMBINE = {"sum": Op.ADD, "prod": Op.MUL, "max": Op.MAX, "min": Op.MIN}  # the binary op
 
 BY_NAME = {op.value: op for op in Op}

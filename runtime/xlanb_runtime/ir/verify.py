@@ -42,6 +42,7 @@ def _rederive(node: Node) -> Node:
         Op.REVERSE: lambda: B.reverse(ins[0], arg),
         Op.REDUCE: lambda: B.reduce(ins[0], *arg),
         Op.ARGREDUCE: lambda: B.argreduce(ins[0], *arg),
+        Op.SCAN: lambda: B.scan(ins[0], *arg),
         Op.DOT: lambda: B.dot(ins[0], ins[1], *arg),
         Op.GATHER: lambda: B.gather(ins[0], ins[1], arg),
         Op.SCATTER_ADD: lambda: B.scatter_add(ins[0], ins[1], ins[2], arg),

@@ -33,7 +33,7 @@ def node_flops(node: Node) -> float:
         for d in node.arg[2]:
             contract *= lhs.shape[d]
         return 2.0 * node.size * contract
-    if node.op is Op.REDUCE:
+    if node.op is Op.REDUCE or node.op is Op.SCAN:
         return float(node.inputs[0].size)
     if node.op in ELEMENTWISE:
         return node.size * (10.0 if node.op in EXPENSIVE else 1.0)
@@ -49,7 +49,7 @@ def node_seconds(node: Node, machine: Machine = MACHINE) -> float:
         return node_flops(node) / machine.flops_per_second
     if node.op in EXPENSIVE:
         return node.size / machine.expensive_per_second
-    if node.op in ELEMENTWISE or node.op is Op.REDUCE or node.op is Op.LIBRARY_CALL:
+    if node.op in ELEMENTWISE or node.op in (Op.REDUCE, Op.SCAN, Op.LIBRARY_CALL):
         return node_flops(node) / machine.elementwise_per_second
     return 0.0
 

@@ -29,6 +29,7 @@ from .pipeline import register_pass
 from .simplify import Rules, pat, rewrite, var
 
 LOWERING_PIPELINE = (
+    "half-as-float32",    # float16 computed in float32, rounded per op (no f16 in kernels)
     "expand-short-dots",  # dots over k <= 4 as fusible sums of products
     "simplify",           # slices of constant weights become scalar splats
     "cse",                # the expanded slices of one operand are shared

@@ -15,6 +15,10 @@ Kinds of kernel:
   reduce  one or more reductions with the same input space and axes; their elementwise
           producers are computed inside the reduction loop (input fusion) and elementwise
           consumers on the reduced shape run as an epilogue before the store.
+  scan    one scan (cumsum, cumprod, max/min accumulate): a loop nest whose scan axis runs
+          in order, carrying the running value; its elementwise producers are computed
+          per element inside (cumsum(x * x) reads x once) and elementwise consumers read
+          the running value as it is made (`cumsum(x) / n` writes one array).
   dot     a contraction (NumPy's matmul, i.e. its BLAS) followed by its elementwise
           epilogue (bias, activation) in one generated loop, in place when possible.
   scatter a scatter-add: one loop writes the base (its producers fused), a second adds
@@ -91,6 +95,10 @@ class Kernel:
     @property
     def reductions(self) -> list[Node]:
         return [n for n in self.nodes if n.op is Op.REDUCE]
+
+    @property
+    def scan(self) -> Node | None:
+        return next((n for n in self.nodes if n.op is Op.SCAN), None)
 
     @property
     def dot(self) -> Node | None:
@@ -188,6 +196,8 @@ def kernel_kind(node: Node) -> str:
         return "dot"
     if node.op is Op.SCATTER_ADD:
         return "scatter"
+    if node.op is Op.SCAN:
+        return "scan"
     if node.op in LOOP_FUSIBLE or is_edge_pad(node) or is_fusible_concatenate(node):
         return "loop"
     return "library"
@@ -261,7 +271,7 @@ class _Planner:
 
     def _name(self, kernel: Kernel) -> str:
         prefix = {"loop": "fusion", "reduce": "reduce_fusion", "dot": "dot_fusion",
-                  "row": "row_fusion"}.get(
+                  "row": "row_fusion", "scan": "scan_fusion"}.get(
             kernel.kind, kernel.root.op.value.replace("-", "_"))
         count = self.counts.get(prefix, 0)
         self.counts[prefix] = count + 1
@@ -301,6 +311,8 @@ class _Planner:
                 region, direct = placement
                 if decision.extra_output:
                     kernel.extra_outputs.append(node)
+                if node.op is Op.SCAN:
+                    kernel.kind = "scan"
                 if node.op is Op.REDUCE or node.op is Op.DOT:
                     kernel.kind = "reduce" if node.op is Op.REDUCE else "dot"
                     kernel.region = {k: ("out" if v == "loop" else v)
@@ -329,8 +341,8 @@ class _Planner:
                         direct &= position != 1      # indices are read at a sub-index
                 continue
             regions.add(kernel.region[id(user)])
-            direct &= kernel.direct[id(user)] and (user.op in ELEMENTWISE
-                                                   or is_unit_reshape(user))
+            direct &= kernel.direct[id(user)] and (
+                user.op in ELEMENTWISE or user.op is Op.SCAN or is_unit_reshape(user))
         if len(regions) > 1 and node.op is Op.BROADCAST and is_scalar_constant(node.inputs[0]):
             return "in", False                # a splat has the same value in either region
         if len(regions) != 1:
@@ -407,6 +419,14 @@ class _Planner:
                     and node.arg[1] == first.arg[1]):
                 return Decision.no(f"not fused: {what} reduces a different space than "
                                    f"{first.op.value} ({_where(first)})")
+        elif node.op is Op.SCAN:
+            refused = _scan_refusal(kernel, region, direct)
+            if refused:
+                return Decision.no(f"not fused: {what} {refused}")
+            if self._consumers_escape(kernel, node):
+                return Decision.no(f"not fused: consumers of {what} are also computed in "
+                                   "other kernels, so it is written once instead of "
+                                   "recomputed there")
         elif node.op in (Op.REDUCE, Op.DOT):
             if kernel.kind != "loop" or region != "loop":
                 return Decision.no(f"not fused: {what} cannot join a {kernel.kind} kernel "
@@ -453,6 +473,19 @@ class _Planner:
                            f"fusing would compute it twice")
 
 
+def _scan_refusal(kernel: Kernel, region: str, direct: bool) -> str:
+    """Why a scan cannot join `kernel` ("" when it can): its consumers in the kernel must
+    read it at the element being computed, in a loop kernel without another scan."""
+    if kernel.kind == "scan":
+        return "is a second scan (one running value per kernel)"
+    if kernel.kind != "loop" or region != "loop":
+        return f"cannot join a {kernel.kind} kernel (a scan runs its axis in order)"
+    if not direct:
+        return ("is read through a broadcast, transpose or shift, at elements its running "
+                "value has not reached: its consumers read it from memory")
+    return ""
+
+
 def library_reason(node: Node) -> str:
     """Why `node` runs as a call between kernels rather than inside generated code."""
     what = f"{node.op.value} ({_where(node)})"
@@ -462,8 +495,8 @@ def library_reason(node: Node) -> str:
         return (f"library: {what} joins {len(node.inputs)} arrays, more than "
                 f"{MAX_CONCATENATE_OPERANDS} fuse (a branch each): one np.concatenate")
     if node.op is Op.LIBRARY_CALL:
-        return (f"library: {what} calls NumPy's {node.arg[0]} (sorts, LAPACK, FFTs, scans: "
-                "no generated equivalent)")
+        return (f"library: {what} calls NumPy's {node.arg[0]} (sorts, LAPACK, FFTs, "
+                "float16 scans: no generated equivalent)")
     if node.op in (Op.LIBRARY_RESULT, Op.LOOP_RESULT):
         return f"library: {what} picks result {node.arg} of a call (no copy)"
     if node.op is Op.LOOP:

@@ -1,6 +1,7 @@
 """NumPy functions that run as library calls inside the compiled program.
 
-A solver, a factorization, a sort, an FFT or a scan has no fusible IR here: it lowers to
+A solver, a factorization, a sort or an FFT has no fusible IR here (scans do: scans.py
+lowers them to `scan` ops, and keeps a library call only where no IR form exists): it lowers to
 one `library-call` node (`xlanb_runtime.ir.library` says what each name runs and its
 shape/dtype rule), which the program calls between its fused kernels, with its inputs and
 outputs in the program's buffers.  Unlike a fallback under `must_compile=False` it does
@@ -13,8 +14,8 @@ returns Tracers.  `data_dependent(func, detail)` marks a function whose result's
 dtype depends on the values (np.bincount, np.linalg.eig): `jit` raises
 DataDependentShapeError, `must_compile=False` runs it with NumPy.
 
-The rules live in sorting.py (sorts, selection, statistics, histograms), scans.py,
-decompositions.py (np.linalg) and fft.py.
+The rules live in sorting.py (sorts, selection, statistics, histograms), scans.py (float16
+and complex max/min scans), decompositions.py (np.linalg) and fft.py.
 """
 from __future__ import annotations
 
@@ -153,4 +154,4 @@ def ufunc_call(ufunc: np.ufunc, inputs: tuple, dtype=None):
 
 
 from . import (sorting, scans, decompositions, fft, numerics, compositions,  # noqa: E402,F401,I001
-               array_functions)
+               array_functions, polynomials)

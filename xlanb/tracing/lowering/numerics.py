@@ -106,3 +106,14 @@ def _nan_arg(name: str):
 
 for _name in ("nanargmax", "nanargmin"):
     implements_library(getattr(np, _name))(_nan_arg(_name))
+
+
+@implements_library(np.asarray_chkfinite)
+def asarray_chkfinite(a, dtype=None, order=None):
+    """NumPy's check of the values, at run time inside the compiled program: an inf or NaN
+    raises NumPy's ValueError from the call (the program's writes into arguments, which
+    come after it, never happen)."""
+    x = node_of(a)
+    dtype = None if dtype is None else np.dtype(dtype).name
+    numpy_check(np.asarray_chkfinite, np.ones((1,) * x.ndim, x.dtype), dtype=dtype)
+    return call("np.asarray_chkfinite", [x], dtype=dtype)

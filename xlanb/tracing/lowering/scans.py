@@ -1,48 +1,117 @@
-"""Scans as library calls: np.cumsum / cumprod / nancumsum / nancumprod,
-np.cumulative_sum / cumulative_prod, `ufunc.accumulate`, and `x.cumsum()` / `x.cumprod()`.
+"""Scans: np.cumsum / cumprod / nancumsum / nancumprod, np.cumulative_sum / cumulative_prod,
+`ufunc.accumulate`, and `x.cumsum()` / `x.cumprod()`.
 
-Each is one `library-call` of NumPy's function, so dtypes (cumsum of int32 is int64) and
-rounding (NumPy adds in order) are NumPy's.  cumsum has a VJP (a reversed cumsum, in
-autodiff/library_rules.py).  A scan as a fusible IR op (a loop kernel carrying the running
-value, fused with its producers) is the next step; see docs/numpy_support.md for status.
+Each lowers to one IR `scan` (sum/prod/max/min along an axis), which fuses with its
+elementwise producers and consumers (`np.cumsum(x * x) / n` is one loop).  The result
+dtype is NumPy's, asked of NumPy on a tiny array (cumsum of int32 is int64, of bool int64,
+`dtype=` casts first), and the scan combines in that dtype in order, as NumPy's accumulate
+does.  `axis=None` flattens (a 0-d array becomes (1,)).  nancumsum/nancumprod replace NaNs
+by the identity first, as NumPy's `_replace_nan`.
+
+What has no IR form runs NumPy's own function as a `library-call`: float16 (kernels have
+no float16 arithmetic), complex max/min (NumPy's lexicographic order), and accumulate of
+other ufuncs (np.subtract.accumulate, np.logical_or.accumulate, ...).
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
+from xlanb_runtime.ir import Node, Op
+from xlanb_runtime.ir import builder as B
+
 from ..tracer import Tracer
-from . import unsupported
-from .library import axis_param, call, implements_library, node_of, with_out
+from . import implements, unsupported
+from .library import axis_param, call, node_of, numpy_check, with_out
+from .promote import scalar, wrap
+
+_KINDS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
+_BOOL_KINDS = {"sum": "max", "prod": "min", "max": "max", "min": "min"}   # or, and
 
 
-def _scan(name: str):
+def _result_dtype(numpy_fn, x: Node, **kwargs) -> np.dtype:
+    """The dtype NumPy's scan gives x's dtype with these keywords (NumPy's own error for a
+    dtype it refuses)."""
+    numpy_check(numpy_fn, np.zeros(1, x.dtype), **kwargs)
+    with np.errstate(all="ignore"):
+        return np.asarray(numpy_fn(np.zeros(1, x.dtype), **kwargs)).dtype
+
+
+def has_scan_form(kind: str, x: Node, dtype: np.dtype) -> bool:
+    """Whether a scan of `kind` of x in `dtype` is an IR scan (else NumPy's library
+    call): not float16 on either side, not complex max/min."""
+    dtype = np.dtype(dtype)
+    return dtype.kind in "biufc" and np.float16 not in (dtype, x.dtype) and not (
+        dtype.kind == "c" and kind in ("max", "min"))
+
+
+def scan_node(x: Node, kind: str, axis: int | None, dtype: np.dtype) -> Node:
+    """x converted to `dtype` and scanned along `axis` (None: flattened)."""
+    if axis is None:
+        x, axis = B.reshape(x, (x.size,)), 0
+    if dtype == np.bool_:
+        kind = _BOOL_KINDS[kind]
+    return B.scan(B.convert(x, dtype), kind, axis)
+
+
+def _nan_as(x: Node, identity) -> Node:
+    """NaNs (either part, for complex) replaced by `identity`: NumPy's `_replace_nan`."""
+    if x.dtype.kind not in "fc":
+        return x
+    return B.select(B.binary(Op.EQ, x, x), x, B.broadcast(scalar(identity, x.dtype), x.shape))
+
+
+def _scan(name: str, kind: str, nan_identity=None):
+    numpy_fn = getattr(np, name)
+
     def rule(a, axis=None, dtype=None, out=None):
         x = node_of(a)
-        axis = None if axis is None else axis_param(axis, x.ndim)
-        dtype = None if dtype is None else np.dtype(dtype).name
-        return with_out(out, call(name, [x], axis=axis, dtype=dtype), name)
+        axis = None if axis is None else axis_param(operator.index(axis), x.ndim)
+        result = _result_dtype(numpy_fn, x, dtype=dtype)
+        if not has_scan_form(kind, x, result):
+            dtype = None if dtype is None else np.dtype(dtype).name
+            return with_out(out, call(f"np.{name}", [x], axis=axis, dtype=dtype), name)
+        if nan_identity is not None:
+            x = _nan_as(x, nan_identity)
+        return with_out(out, wrap(scan_node(x, kind, axis, result)), name)
     return rule
 
 
-for _name in ("cumsum", "cumprod", "nancumsum", "nancumprod"):
-    implements_library(getattr(np, _name))(_scan(f"np.{_name}"))
+for _name, _kind, _nan in (("cumsum", "sum", None), ("cumprod", "prod", None),
+                           ("nancumsum", "sum", 0), ("nancumprod", "prod", 1)):
+    implements(getattr(np, _name))(_scan(_name, _kind, _nan))
 
 
-def _cumulative(name: str):
+def _cumulative(name: str, kind: str):
+    numpy_fn = getattr(np, name)
+    identity = 0 if kind == "sum" else 1
+
     def rule(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
         node = node_of(x)
         if axis is None and node.ndim > 1:
-            raise ValueError("axis must be specified for multi-dimensional arrays.")
-        axis = None if axis is None else axis_param(axis, node.ndim)
-        dtype = None if dtype is None else np.dtype(dtype).name
-        return with_out(out, call(name, [node], axis=axis, dtype=dtype,
-                                  include_initial=bool(include_initial)), name)
+            raise ValueError("For arrays which have more than one dimension ``axis`` "
+                             "argument is required.")          # NumPy's words
+        if node.ndim == 0:
+            node = B.reshape(node, (1,))
+        axis = 0 if axis is None else axis_param(operator.index(axis), node.ndim)
+        result = _result_dtype(lambda v, **k: numpy_fn(v, axis=0, **k), node, dtype=dtype)
+        if not has_scan_form(kind, node, result):
+            dtype = None if dtype is None else np.dtype(dtype).name
+            return with_out(out, call(f"np.{name}", [node], axis=axis, dtype=dtype,
+                                      include_initial=bool(include_initial)), name)
+        scanned = scan_node(node, kind, axis, result)
+        if include_initial:
+            config = [(0, 0, 0)] * node.ndim
+            config[axis] = (1, 0, 0)
+            scanned = B.pad(scanned, scalar(identity, result), config)
+        return with_out(out, wrap(scanned), name)
     return rule
 
 
-for _name in ("cumulative_sum", "cumulative_prod"):
+for _name, _kind in (("cumulative_sum", "sum"), ("cumulative_prod", "prod")):
     if hasattr(np, _name):
-        implements_library(getattr(np, _name))(_cumulative(f"np.{_name}"))
+        implements(getattr(np, _name))(_cumulative(_name, _kind))
 
 
 def accumulate(ufunc: np.ufunc, array, axis=0, dtype=None, out=None):
@@ -55,14 +124,24 @@ def accumulate(ufunc: np.ufunc, array, axis=0, dtype=None, out=None):
     x = node_of(array)
     if x.ndim == 0:
         raise TypeError("cannot accumulate on a scalar")
+    if isinstance(axis, tuple):            # NumPy takes one axis in a tuple
+        if len(axis) != 1:
+            raise ValueError("accumulate does not allow multiple axes")
+        axis = axis[0]
     if axis is None:
         if x.ndim != 1:
             raise ValueError("accumulate does not allow multiple axes")
         axis = 0
-    axis = axis_param(axis, x.ndim)
+    axis = axis_param(operator.index(axis), x.ndim)
+    out = out[0] if isinstance(out, tuple) else out
+    kind = _KINDS.get(ufunc.__name__)
+    if kind is not None:
+        result = _result_dtype(ufunc.accumulate, x, dtype=dtype)
+        if has_scan_form(kind, x, result):
+            return with_out(out, wrap(scan_node(x, kind, axis, result)), what)
     dtype = None if dtype is None else np.dtype(dtype).name
     result = call("np.ufunc.accumulate", [x], ufunc=ufunc.__name__, axis=axis, dtype=dtype)
-    return with_out(out[0] if isinstance(out, tuple) else out, result, what)
+    return with_out(out, result, what)
 
 
 def _attach_methods() -> None:

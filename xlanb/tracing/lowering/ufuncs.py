@@ -380,15 +380,16 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
     high = None if high is np._NoValue else high
     bounds = [b for b in (low, high) if b is not None]
     dtype = result_type(a, *bounds)
-    if dtype.kind == "c":                # NumPy's lexicographic clip: run by NumPy
-        from .complex_numbers import unsupported_loop
-        return unsupported_loop(np.clip, (a, low, high), {}, dtype)
     nodes, _ = operands([a, *bounds], dtype)
     out_node = nodes[0]
+    maximum, minimum = (lambda x, y: B.binary(Op.MAX, x, y)), (lambda x, y: B.binary(Op.MIN, x, y))
+    if dtype.kind == "c":                # NumPy's complex clip: its lexicographic max/min
+        from .complex_numbers import COMPLEX_RULES
+        maximum, minimum = COMPLEX_RULES[np.maximum], COMPLEX_RULES[np.minimum]
     if low is not None:                  # NumPy: minimum(maximum(a, low), high)
-        out_node = B.binary(Op.MAX, out_node, nodes[1])
+        out_node = maximum(out_node, nodes[1])
     if high is not None:
-        out_node = B.binary(Op.MIN, out_node, nodes[-1])
+        out_node = minimum(out_node, nodes[-1])
     return wrap(out_node)
 
 
@@ -397,9 +398,9 @@ def round_(a, decimals=0, out=None):
     if out is not None:
         return inplace.assign(inplace.destination(out, "np.round"), round_(a, decimals))
     x = to_node(a)
-    if x.dtype.kind == "c":              # rounds both parts: run by NumPy
-        from .complex_numbers import unsupported_loop
-        return unsupported_loop(np.round, (a, decimals), {}, x.dtype)
+    if x.dtype.kind == "c":              # NumPy rounds each part as a float
+        parts = [to_node(round_(wrap(B.unary(op, x)), decimals)) for op in (Op.REAL, Op.IMAG)]
+        return wrap(B.binary(Op.COMPLEX, *parts))
     if x.dtype.kind not in "fc":
         if decimals >= 0:
             return wrap(x)

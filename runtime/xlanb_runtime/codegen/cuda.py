@@ -155,6 +155,8 @@ def expression(op: Op, dtype: np.dtype, operands: list[str], operand_dtype: np.d
         return f"({templates.typed_constant(1, dtype)} / {cast}(_sqrt({operands[0]})))"
     if op is Op.ATAN2:
         return f"{cast}(_atan2({operands[0]}, {operands[1]}))"
+    if op is Op.POW and operand_dtype.kind == "f":     # the device's pow, not vecmath's
+        return f"{cast}({operands[0]} ** {operands[1]})"
     return templates.expression(op, dtype, operands, operand_dtype)
 
 

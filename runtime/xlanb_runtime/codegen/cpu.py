@@ -31,6 +31,7 @@ import numpy as np
 from ..ir import Node, Op
 from ..ir.ops import ELEMENTWISE
 from ..passes.fusion import Kernel
+from ..passes.gemv_fusion import transposed_gemv_operands
 from ..passes.row_fusion import row_space
 from .. import flags
 from . import complex_math, rng, templates, thread_calibration
@@ -87,6 +88,8 @@ _VECMATH_NAMES = {name for pair in templates.VECMATH.values() for name in pair} 
 
 
 class _Codegen:
+    merged_views_enabled = True           # `input_at`; the CUDA emitter turns it off
+
     def __init__(self, kernel: Kernel, parallel: bool = False):
         self.k = kernel
         self.parallel = parallel          # the outermost loop becomes a numba.prange
@@ -348,7 +351,7 @@ class _Codegen:
         1.6 ms once the loop has a vecmath call)."""
         name = self.input_name(node)
         extent = node.shape[-1] if node.ndim >= 2 else 1
-        if extent < 2 or not _LITERAL.match(idx[-1]):
+        if extent < 2 or not self.merged_views_enabled or not _LITERAL.match(idx[-1]):
             return self.at(name, idx)
         self.merged_views[name] = node.ndim
         return self.at(f"{name}_m", idx[:-2] + (f"{extent} * {_atom(idx[-2])} + {idx[-1]}",))
@@ -381,7 +384,8 @@ class _Codegen:
         # outputs first in the argument list after inputs are discovered: collect names now
         self.output_names = {id(o): f"out{i}" for i, o in enumerate(k.outputs)}
         body = {"loop": self.gen_loop, "reduce": self.gen_reduce, "dot": self.gen_dot,
-                "scatter": self.gen_scatter, "row": self.gen_row}[k.kind]
+                "scatter": self.gen_scatter, "row": self.gen_row,
+                "gemv_pair": self.gen_gemv_pair}[k.kind]
         body()
         self.lines = self.merged_view_lines() + hoist_invariants(self.lines)
         for i, out in enumerate(k.outputs):
@@ -731,6 +735,38 @@ class _Codegen:
             self.emit(f"    d{j} += x_ * {rows}[{j}, k0]")
         for j in range(n):
             self.write_outputs(self.k.outputs, ("i0", str(j)), {}, dot.shape)
+        self.depth -= 1
+
+    def gen_gemv_pair(self) -> None:
+        """`A.T @ g(A @ x)` (passes/gemv_fusion.py) in one sweep over A's rows: row i times
+        x, the first kernel's epilogue at i, then row i (now in L1) times that value added
+        into an (n,) accumulator; the second kernel's epilogue runs over the accumulator.
+        Both inner loops vectorize (the row sum under `reassoc`)."""
+        first, second = self.k.stages
+        d1, d2 = first.dot, second.dot
+        matrix, x = d1.inputs
+        vector = transposed_gemv_operands(d2)[1]
+        self.narrow = True                    # the dots are generated whole, summed reassociated
+        a, xs = self.input_name(matrix), self.input_name(x)
+        rows, cols = self.size_names(matrix.shape, "n")
+        self.emit(f"acc_ = np.zeros({cols}, np.{d2.dtype.name})")
+        self.emit(f"for i0 in range({rows}):")
+        self.emit(f"    s_ = _zero_{d1.dtype.name}")
+        self.emit(f"    for k0 in range({cols}):")
+        self.emit(f"        s_ += {a}[i0, k0] * {xs}[k0]")
+        self.depth += 1
+        self.reduce_vars[id(d1)] = "s_"
+        cache: dict = {}
+        self.write_outputs(first.outputs, ("i0",), cache, d1.shape)
+        value = self.value(vector, ("i0",), cache)
+        self.emit(f"for k0 in range({cols}):")
+        self.emit(f"    acc_[k0] += {a}[i0, k0] * {value}")
+        self.depth -= 1
+        self.emit(f"for j0 in range({cols}):")
+        self.emit("    t_ = acc_[j0]")
+        self.depth += 1
+        self.reduce_vars[id(d2)] = "t_"
+        self.write_outputs(second.outputs, ("j0",), {}, d2.shape)
         self.depth -= 1
 
     def render(self, function: str) -> str:

@@ -169,6 +169,8 @@ def _prod(shape) -> int:
 
 
 class _CudaCodegen(_Codegen):
+    merged_views_enabled = False       # literal-stride views (`input_at`): an LLVM matter
+
     def __init__(self, kernel: Kernel, policy: LaunchPolicy):
         super().__init__(kernel)
         self.policy = policy
@@ -216,7 +218,7 @@ class _CudaCodegen(_Codegen):
     def value_steps(self, node: Node, idx: tuple[str, ...], cache: dict):
         if node is self.k.dot and self.dot_var is not None:
             return self.dot_var
-        if node.op in _UNARY_MATH or node.op in (Op.RSQRT, Op.ATAN2):
+        if node.op in _UNARY_MATH or node.op in (Op.RSQRT, Op.ATAN2, Op.POW):
             key = (id(node), idx)
             if key in cache:
                 return cache[key]

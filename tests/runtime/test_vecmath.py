@@ -506,3 +506,30 @@ def test_pow_loop_vectorizes(dt):
     assert not re.findall(r"call [^\n]*@(?:llvm\.)?pow", ir_text)
     if dt == F32:
         assert "double" not in ir_text, "float32 pow promoted to double"
+
+
+@pytest.mark.parametrize("dt", [F32, F64], ids=["f32", "f64"])
+def test_sealed_pow_inlines_into_a_reassociating_sum(dt):
+    """sum(x ** y) compiles with `reassoc`: the sealed pow (marked alwaysinline; LLVM left it
+    a scalar call) must inline, vectorize and keep its accuracy (its own flags: no `arcp`,
+    so bits may differ from the function inlined into a kernel that has it)."""
+    fname = vm.POW[0 if dt == F32 else 1]
+    fn = getattr(vm, vm.SEALED[fname])
+
+    @numba.njit(error_model="numpy", fastmath=KERNEL_FASTMATH | {"reassoc"})
+    def k(x, y, out):
+        total = x.dtype.type(0)
+        for i in range(x.shape[0]):
+            value = fn(x[i], y[i])
+            out[i] = value
+            total += value
+        return total
+
+    x, y = pow_inputs(dt, n=2000)
+    out = np.empty_like(x)
+    with np.errstate(all="ignore"):
+        k(x, y, out)
+    assert ulp_distance(out, pow_reference(x, y)).max() <= POW_ULP_BOUND[dt]
+    ir_text = k.inspect_llvm(k.signatures[0])
+    assert _vector_types(ir_text, "float" if dt == F32 else "double") & {4, 8, 16}
+    assert not re.findall(r"call [^\n]*@_ZN13xlanb_runtime\S*sealed_pow", ir_text), "a call left"

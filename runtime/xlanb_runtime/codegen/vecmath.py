@@ -50,6 +50,14 @@ Differences from NumPy: the sign of a zero result is not always kept
            [-1, 1] but is NOT accurate (no Payne-Hanek reduction).
 * erf:     |x| < 1: x + x P(x^2); |x| >= 1: 1 - exp(-x^2) G(.), G ~ erfc(x) e^(x^2)
            fitted as a polynomial in (|x|-2.5) (f32) or in 1/(|x|+3) (f64).
+* pow:     (binary, ``POW``) exp(y log|x|) with y log|x| as hi + lo: f32 all in float32,
+           log as 2 atanh(f/(2+f)) with 2s and (2/3)s^3 compensated; f64 with a
+           double-double log (atanh series to s^23) and exp of hi + lo.  Then C99's
+           table (F.9.4.4) as np.power has it: signs for negative x and odd integral y,
+           nan for negative x and non-integral y, 1 for y == 0 or x == 1.  1 ulp
+           measured for both (|y log x| up to overflow).  Throughput, 1M elements, 1
+           thread: f32 ~1.3 ms, f64 ~3.3 ms, against NumPy's SVML 0.9 / 2.1 ms (the scalar
+           libm pow these replace: ~17 ms for f64).
 
 Accuracy (max error in ULPs against a correctly rounded reference: float64
 NumPy rounded to float32 / np.longdouble or mpmath rounded to float64; the
@@ -86,9 +94,10 @@ on its own, with this module's flags.  Numba does not inline it; LLVM does, afte
 linking, and LLVM keeps fast-math flags per instruction, so the function's code
 never gets the caller's ``reassoc`` while the caller's accumulation does and
 vectorizes.  Measured (1 thread, 10^5 elements, ``acc += sealed_f(x[i])`` under
-``reassoc``): every function vectorizes (0.35-1.2 ns/element) except ``erf_f64``,
-which LLVM does not inline (a scalar call, as before); results are bit-identical
-to the inlined functions in a caller without ``reassoc``.
+``reassoc``): every function vectorizes (0.35-1.2 ns/element); the three LLVM would
+leave as scalar calls by its cost model (``erf_f64``, ``pow_f32``, ``pow_f64``) are marked
+``alwaysinline``.  Results are bit-identical to the inlined functions in a caller without
+``reassoc`` and with the same other flags.
 
 Caching note: a caller compiled with ``cache=True`` embeds these functions'
 machine code; Numba's cache is keyed on the caller's file only, so after
@@ -951,11 +960,45 @@ def pow_f32(x, y):
 _sealed = njit(error_model="numpy", fastmath={"nsz", "contract"}, cache=True)
 
 
+@intrinsic
+def _inline_when_linked(typingctx):
+    """Marks the calling function `alwaysinline`: LLVM's cost model leaves the largest sealed
+    copies as calls (a scalar call per element stops the caller's loop vectorizing:
+    sum(x ** 1.7) over 1M float32 took 36 ms against NumPy's 1.6), while inlined they keep
+    their own fast-math flags per instruction and vectorize."""
+    def codegen(context, builder, sig, args):
+        builder.function.attributes.add("alwaysinline")
+        return context.get_dummy_value()
+
+    return types.none(), codegen
+
+
+# The copies LLVM does not inline on its own, as module-level functions (Numba caches no
+# closures): each calls the inlined function under this module's flags.
+@_sealed
+def sealed_pow_f32(x, y):
+    _inline_when_linked()
+    return pow_f32(x, y)
+
+
+@_sealed
+def sealed_pow_f64(x, y):
+    _inline_when_linked()
+    return pow_f64(x, y)
+
+
+@_sealed
+def sealed_erf_f64(x):
+    _inline_when_linked()
+    return erf_f64(x)
+
+
 def _seal_all() -> dict[str, str]:
     sealed = {}
     for pair in list(VECMATH.values()) + [POW]:
         for name in pair:
-            globals()[f"sealed_{name}"] = _sealed(globals()[name].py_func)
+            if f"sealed_{name}" not in globals():
+                globals()[f"sealed_{name}"] = _sealed(globals()[name].py_func)
             sealed[name] = f"sealed_{name}"
     return sealed
 

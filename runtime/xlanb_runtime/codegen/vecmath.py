@@ -828,8 +828,13 @@ def _log_dd_f64(ax):
     f = m - _ONE64                              # exact
     d = _TWO64 + f
     dl = f - (d - _TWO64)                       # 2 + f = d + dl exactly
-    s = f / d
-    sl = (fma(-s, d, f) - s * dl) / d           # s + sl = f / (2 + f)
+    # 1/d from a float32 division and two Newton steps, no float64 division (4 lanes per
+    # instruction and slow: two of them cost more than the rest of the log)
+    q = np.float64(_ONE32 / np.float32(d))
+    q = q * (_TWO64 - d * q)
+    q = q * (_TWO64 - d * q)
+    s = f * q
+    sl = (fma(-s, d, f) - s * dl) * q           # s + sl = f / (2 + f): the residual is exact
     z = s * s
     zl = fma(s, s, -z)
     c3 = z * s                                  # s^3 = c3 + c3l

@@ -29,6 +29,7 @@ from xlanb_runtime import background, flags, numpy_tier, trace_events
 from xlanb_runtime.ir import Op, interpret, print_graph
 from xlanb_runtime.report import CompileReport
 
+from . import mono_call
 from .pytree import make_unflattener
 from .tracing import free_variables, trace
 from .tracing.boundary import call_params, distinct_outputs, find_aliases, finish_call
@@ -271,6 +272,7 @@ class JitFunction:
         self.options = xlanb_runtime.CompileOptions(fusion=fusion)
         self._cache: dict = {}
         self._fast_cache: dict = {}       # cheap structural key -> the same Compiled
+        self._mono: Callable | None = None   # the first such key's guard (mono_call.py)
         self._compile_lock = threading.Lock()
         self._interpreted: dict = {}
         self._static_leaves: dict = {}    # in_tree -> leaves that had to be static scalars
@@ -292,6 +294,11 @@ class JitFunction:
             return self.fn(*args, **kwargs)    # called while tracing: inline, as jax.jit
         if self._autocluster is not None:
             return self._autocluster(args, kwargs)
+        if self._mono is not None and not kwargs:        # called like last time: one guard
+            out = self._mono(args)
+            if out is not mono_call.MISS:
+                self._hits += 1
+                return out
         user_args, args = args, self._with_free_variables(args)
         fast = _fast_signature(args, kwargs) if self._simple else None
         if fast is not None:
@@ -320,6 +327,8 @@ class JitFunction:
         if fast is not None and find_aliases(leaves) is None and \
                 _fast_key_fits(compiled, leaves):
             self._fast_cache[fast[0]] = compiled
+            if self._mono is None and not kwargs and not self._sources:
+                self._mono = mono_call.make_guard(compiled, args)
         if compiled.runs_eagerly:
             return self.fn(*user_args, **kwargs)
         return compiled.call_flat(leaves)
@@ -417,6 +426,7 @@ class JitFunction:
     def clear_cache(self) -> None:
         self._cache.clear()
         self._fast_cache.clear()
+        self._mono = None
         self._hits = self._misses = 0
 
     @property

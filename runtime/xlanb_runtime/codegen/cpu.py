@@ -31,6 +31,7 @@ import numpy as np
 from ..ir import Node, Op
 from ..ir.ops import ELEMENTWISE, EXPENSIVE, SCAN_COMBINE
 from ..passes.fusion import Kernel
+from ..passes.gemv_fusion import transposed_gemv_operands
 from ..passes.row_fusion import row_space
 from .. import flags
 from . import complex_math, half, rng, templates, thread_calibration
@@ -85,10 +86,12 @@ _HALF_DIGEST = hashlib.sha256(inspect.getsource(half).encode()).hexdigest()[:12]
 _COMPLEX_MATH_DIGEST = hashlib.sha256(
     inspect.getsource(complex_math).encode()).hexdigest()[:12]
 _VECMATH_NAMES = {name for pair in templates.VECMATH.values() for name in pair} | {
-    "fmaximum", "fminimum"}
+    "fmaximum", "fminimum"} | set(templates.POW)
 
 
 class _Codegen:
+    merged_views_enabled = True           # `input_at`; the CUDA emitter turns it off
+
     def __init__(self, kernel: Kernel, parallel: bool = False):
         self.k = kernel
         self.parallel = parallel          # the outermost loop becomes a numba.prange
@@ -105,6 +108,8 @@ class _Codegen:
         self.strides: dict[int, list[str]] = {}     # rng-bits node -> its dims' size args
         self.tag = ""                     # accumulator name prefix: row kernels' stages
         self.narrow = False               # a dot generated whole (gen_narrow_dot)
+        self.merged_views: dict[str, int] = {}     # input -> ndim, read through `input_at`
+        self.loop_carried = True          # sums accumulate in loops (they need `reassoc`)
 
     # -- arguments ---------------------------------------------------------------------
     def _arg(self, kind: str, prefix: str, node=None, value=None) -> str:
@@ -187,7 +192,7 @@ class _Codegen:
         if node.op is Op.DOT and node is self.k.dot:
             result = self._load(self.dot_acc_name, idx)
         elif not self.k.contains(node):
-            result = self._load(self.input_name(node), idx)
+            result = self._assign(self.input_at(node, idx))
         elif node.op is Op.IOTA:
             result = self._assign(templates.convert(idx[node.arg], np.dtype(np.int64),
                                                     node.dtype))
@@ -341,6 +346,27 @@ class _Codegen:
                 stride *= source[d]
         return tuple(mapped)
 
+    def input_at(self, node: Node, idx: tuple[str, ...]) -> str:
+        """`in0[i, j, 2]` written `in0_m[i, 3 * j + 2]` (a view merging the last two dims)
+        when the last index is a literal.  LLVM versions a loop on a runtime stride being 1,
+        and for the stride 3 of an (n, m, 3) input always runs the scalar copy; a literal
+        stride lets it load interleaved groups (RGB->gray+gamma 1024x1024x3 f32: 30 ms ->
+        1.6 ms once the loop has a vecmath call)."""
+        name = self.input_name(node)
+        extent = node.shape[-1] if node.ndim >= 2 else 1
+        if extent < 2 or not self.merged_views_enabled or not _LITERAL.match(idx[-1]):
+            return self.at(name, idx)
+        self.merged_views[name] = node.ndim
+        return self.at(f"{name}_m", idx[:-2] + (f"{extent} * {_atom(idx[-2])} + {idx[-1]}",))
+
+    def merged_view_lines(self) -> list[str]:
+        lines = []
+        for name, ndim in self.merged_views.items():
+            dims = [f"{name}.shape[{d}]" for d in range(ndim - 2)]
+            dims.append(f"{name}.shape[{ndim - 2}] * {name}.shape[{ndim - 1}]")
+            lines.append(f"    {name}_m = {name}.reshape(({', '.join(dims)},))")
+        return lines
+
     def _load(self, buffer: str, idx) -> str:
         return self._assign(self.at(buffer, idx))
 
@@ -361,9 +387,10 @@ class _Codegen:
         # outputs first in the argument list after inputs are discovered: collect names now
         self.output_names = {id(o): f"out{i}" for i, o in enumerate(k.outputs)}
         body = {"loop": self.gen_loop, "reduce": self.gen_reduce, "dot": self.gen_dot,
-                "scatter": self.gen_scatter, "row": self.gen_row, "scan": self.gen_scan}[k.kind]
+                "scatter": self.gen_scatter, "row": self.gen_row, "scan": self.gen_scan,
+                "gemv_pair": self.gen_gemv_pair}[k.kind]
         body()
-        self.lines = hoist_invariants(self.lines)
+        self.lines = self.merged_view_lines() + hoist_invariants(self.lines)
         for i, out in enumerate(k.outputs):
             if out is not k.dot or self.dot_acc_name or self.narrow:  # else matmul writes it
                 self.args.append(KernelArg("out", f"out{i}", out))
@@ -527,6 +554,15 @@ class _Codegen:
             elif rank == 1 and first_reduced == 0 and any(_blocked_sum(red) for red in reds):
                 self._blocked_accumulate(accs, outer, sizes[-1], in_outputs,
                                          self.parallel and not outer)
+            elif outer and not in_outputs and \
+                    0 < int(np.prod(in_shape[first_reduced:])) <= SHORT_REDUCTION:
+                # a few terms per output (|d|^2 of 3-vectors): written out with literal
+                # indices, so the loop over outputs is innermost and vectorizes, its loads
+                # at literal strides (`input_at`); a runtime 3-trip loop left it scalar
+                self.loop_carried = False     # no sum loop: vecmath inlines, unsealed
+                for literal in np.ndindex(*in_shape[first_reduced:]):
+                    self._accumulate(accs, outer + tuple(map(str, literal)), in_outputs,
+                                     lambda i: f"{self.tag}a{i}")
             else:
                 # a full sum/prod parallelizes as a prange reduction over its outermost loop
                 inner = self.open_loops(sizes[first_reduced:], "k",
@@ -535,6 +571,9 @@ class _Codegen:
                 self.depth -= len(inner)
             out_idx = outer
         else:
+            if rank - 1 in kept and not in_outputs and \
+                    self._short_suffix_reduce(accs, sizes, axes, in_shape, out_outputs):
+                return
             if rank - 1 in kept and self._middle_reduce(accs, sizes, axes, in_outputs,
                                                         out_outputs):
                 return
@@ -554,6 +593,37 @@ class _Codegen:
             for i in range(len(accs)):
                 self.emit(f"{self.tag}a{i} = {self.at(f'{self.tag}acc{i}', out_idx)}")
         self._finish_reduce(accs, out_outputs, out_idx)
+
+    def _short_suffix_reduce(self, accs, sizes, axes, in_shape, out_outputs) -> bool:
+        """Reductions over a block of axes followed by a few kept elements (a sum over the
+        bodies of (n, n, 3) forces): one scalar accumulator per kept element, written out
+        with literal indices, so the loop over the reduced axes is innermost with no inner
+        loop of 3 trips left in it (n-body forces 256 f64: 25 us).  False: more than
+        SHORT_REDUCTION kept elements follow, or the axes are not one block."""
+        first, last = min(axes), max(axes)
+        suffix = in_shape[last + 1:]
+        if list(axes) != list(range(first, last + 1)) or \
+                not 0 < int(np.prod(suffix)) <= SHORT_REDUCTION:
+            return False
+        literals = [tuple(map(str, index)) for index in np.ndindex(*suffix)]
+        # summed in order, without `reassoc`: NumPy's order, and the terms (differences
+        # of recomputed positions) keep their rounding; the few sums per row are cheap
+        self.loop_carried = False
+        prefix = self.open_loops(sizes[:first], "j")
+        for n in range(len(literals)):
+            for i, (red, (acc_dtype, init, _)) in enumerate(accs):
+                self.emit(f"{self.tag}a{i}_{n} = {init}")
+        middle = self.open_loops(sizes[first:last + 1], "r")
+        for n, literal in enumerate(literals):
+            self._accumulate(accs, prefix + middle + literal, [],
+                             lambda i, n=n: f"{self.tag}a{i}_{n}")
+        self.depth -= len(middle)
+        for n, literal in enumerate(literals):
+            for i in range(len(accs)):
+                self.emit(f"{self.tag}a{i} = {self.tag}a{i}_{n}")
+            self._finish_reduce(accs, out_outputs, prefix + literal)
+        self.depth -= len(prefix)
+        return True
 
     def _middle_reduce(self, accs, sizes, axes, in_outputs, out_outputs) -> bool:
         """Reductions over a block of middle axes, kept axes on both sides (a mean over
@@ -791,6 +861,38 @@ class _Codegen:
             self.write_outputs(self.k.outputs, ("i0", str(j)), {}, dot.shape)
         self.depth -= 1
 
+    def gen_gemv_pair(self) -> None:
+        """`A.T @ g(A @ x)` (passes/gemv_fusion.py) in one sweep over A's rows: row i times
+        x, the first kernel's epilogue at i, then row i (now in L1) times that value added
+        into an (n,) accumulator; the second kernel's epilogue runs over the accumulator.
+        Both inner loops vectorize (the row sum under `reassoc`)."""
+        first, second = self.k.stages
+        d1, d2 = first.dot, second.dot
+        matrix, x = d1.inputs
+        vector = transposed_gemv_operands(d2)[1]
+        self.narrow = True                    # the dots are generated whole, summed reassociated
+        a, xs = self.input_name(matrix), self.input_name(x)
+        rows, cols = self.size_names(matrix.shape, "n")
+        self.emit(f"acc_ = np.zeros({cols}, np.{d2.dtype.name})")
+        self.emit(f"for i0 in range({rows}):")
+        self.emit(f"    s_ = _zero_{d1.dtype.name}")
+        self.emit(f"    for k0 in range({cols}):")
+        self.emit(f"        s_ += {a}[i0, k0] * {xs}[k0]")
+        self.depth += 1
+        self.reduce_vars[id(d1)] = "s_"
+        cache: dict = {}
+        self.write_outputs(first.outputs, ("i0",), cache, d1.shape)
+        value = self.value(vector, ("i0",), cache)
+        self.emit(f"for k0 in range({cols}):")
+        self.emit(f"    acc_[k0] += {a}[i0, k0] * {value}")
+        self.depth -= 1
+        self.emit(f"for j0 in range({cols}):")
+        self.emit("    t_ = acc_[j0]")
+        self.depth += 1
+        self.reduce_vars[id(d2)] = "t_"
+        self.write_outputs(second.outputs, ("j0",), {}, d2.shape)
+        self.depth -= 1
+
     def render(self, function: str) -> str:
         k = self.k
         locs = sorted({n.loc for n in k.nodes if n.loc})
@@ -799,10 +901,10 @@ class _Codegen:
         # reassoc lets LLVM vectorize the accumulation; Numba inlines vecmath with the
         # caller's flags, so functions whose accuracy does not survive reassoc come as
         # their sealed copies (LLVM inlines those with their own flags)
-        reassociate = k.kind in ("reduce", "row") or self.narrow
+        reassociate = (k.kind in ("reduce", "row") or self.narrow) and self.loop_carried
         sealed = [name for name in used if reassociate and name not in REASSOC_SAFE]
         fastmath = set(BASE_FASTMATH) | ({"reassoc"} if reassociate else set())
-        if any(n.op is Op.POW for n in k.nodes):
+        if re.search(r"\*\*", body):        # float powers call pow_f32/pow_f64 instead
             # with `afn` LLVM turns pow(x, float(int)) into powi, whose runtime helper
             # (__powisf2) Numba does not link: the process would crash.  Integer powers
             # too: Numba computes int32 ** int32 through a float64 pow
@@ -817,7 +919,9 @@ class _Codegen:
         ]
         if used:
             names = [f"{SEALED[name]} as {name}" if name in sealed else name for name in used]
+            names.append("prefer_wide_vectors")     # vecmath is compute bound: 512 bits
             header.append(f"from xlanb_runtime.codegen.vecmath import {', '.join(names)}")
+            body = "    prefer_wide_vectors()\n" + body
         if "cmath." in body:
             header.append("import cmath")
         helpers = [name for name in complex_math.HELPERS if re.search(rf"\b{name}\(", body)]
@@ -856,6 +960,7 @@ class _Codegen:
 _ASSIGN = re.compile(r"^\s*(v\d+) = (.*)$")
 _VARIABLE = re.compile(r"\bv\d+\b")
 _VECMATH_CALL = re.compile(r"\b\w+_f(?:32|64)\(")
+_LITERAL = re.compile(r"^[\d\s()+*-]+$")       # an index expression with no variable
 
 
 _FOR = re.compile(r"^(\s*)for (\w+) in ")
@@ -1109,6 +1214,7 @@ def _cpu_accumulator(red: Node) -> tuple[str, str, str]:
 
 
 NARROW_DOT_COLUMNS = 16
+SHORT_REDUCTION = 4         # terms per output up to which a trailing reduction is unrolled
 
 
 def is_narrow_dot(dot: Node, kernel: Kernel) -> bool:

@@ -158,6 +158,8 @@ def expression(op: Op, dtype: np.dtype, operands: list[str], operand_dtype: np.d
         return f"({templates.typed_constant(1, dtype)} / {cast}(_sqrt({operands[0]})))"
     if op is Op.ATAN2:
         return f"{cast}(_atan2({operands[0]}, {operands[1]}))"
+    if op is Op.POW and operand_dtype.kind == "f":     # the device's pow, not vecmath's
+        return f"{cast}({operands[0]} ** {operands[1]})"
     return templates.expression(op, dtype, operands, operand_dtype)
 
 
@@ -170,6 +172,8 @@ def _prod(shape) -> int:
 
 
 class _CudaCodegen(_Codegen):
+    merged_views_enabled = False       # literal-stride views (`input_at`): an LLVM matter
+
     def __init__(self, kernel: Kernel, policy: LaunchPolicy):
         super().__init__(kernel)
         self.policy = policy
@@ -217,7 +221,7 @@ class _CudaCodegen(_Codegen):
     def value_steps(self, node: Node, idx: tuple[str, ...], cache: dict):
         if node is self.k.dot and self.dot_var is not None:
             return self.dot_var
-        if node.op in _UNARY_MATH or node.op in (Op.RSQRT, Op.ATAN2):
+        if node.op in _UNARY_MATH or node.op in (Op.RSQRT, Op.ATAN2, Op.POW):
             key = (id(node), idx)
             if key in cache:
                 return cache[key]

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..ir import Op
 
-from .vecmath import VECMATH
+from .vecmath import POW, VECMATH
 
 CAST = {"bool": "np.bool_", "int8": "np.int8", "int16": "np.int16", "int32": "np.int32",
         "int64": "np.int64", "uint8": "np.uint8", "uint16": "np.uint16",
@@ -81,6 +81,9 @@ def expression(op: Op, dtype: np.dtype, operands: list[str], operand_dtype: np.d
         if entry and is_float:
             return f"{entry[0] if operand_dtype == np.float32 else entry[1]}({operands[0]})"
         return f"{CAST[dtype.name]}({_LIBM[op]}({operands[0]}))"
+    if op is Op.POW and is_float:                # vectorizes; `**` is a scalar libm pow
+        name = POW[0] if operand_dtype == np.float32 else POW[1]
+        return convert(f"{name}({operands[0]}, {operands[1]})", operand_dtype, dtype)
     if op is Op.RSQRT:
         return f"({typed_constant(1, dtype)} / np.sqrt({operands[0]}))"
     if op is Op.ROUND_HALF:                          # codegen/half.py

@@ -12,6 +12,8 @@ Kinds of kernel:
           leave the kernel are extra outputs (multi-output fusion).
   row     stages of the kinds above that sweep the same rows, run row by row in one loop
           (row_fusion.py: softmax, layer norm).
+  gemv_pair  A.T @ g(A @ x) in one sweep over A's rows (gemv_fusion.py: least-squares
+          and logistic-regression gradients).
   reduce  one or more reductions with the same input space and axes; their elementwise
           producers are computed inside the reduction loop (input fusion) and elementwise
           consumers on the reduced shape run as an epilogue before the store.
@@ -135,7 +137,7 @@ class FusionPlan:
     kernels: list[Kernel]                       # execution order
     producer: dict[int, Kernel]                 # id(node) -> kernel that writes it
 
-    def kernel_count(self, kinds=("loop", "reduce", "dot", "row")) -> int:
+    def kernel_count(self, kinds=("loop", "reduce", "dot", "row", "gemv_pair")) -> int:
         return sum(k.kind in kinds for k in self.kernels)
 
 
@@ -230,6 +232,8 @@ class _Planner:
         if self.enable and self.row_fusion:
             from .row_fusion import merge_rows      # it imports this module
             merged = merge_rows(ordered, self.producer, self.index)
+            from .gemv_fusion import merge_gemv_pairs
+            merged = merge_gemv_pairs(merged, self.producer, self.index)
             ordered = _execution_order(merged, self.producer, self.index)
         for kernel in ordered:
             kernel.name = self._name(kernel)
@@ -271,7 +275,7 @@ class _Planner:
 
     def _name(self, kernel: Kernel) -> str:
         prefix = {"loop": "fusion", "reduce": "reduce_fusion", "dot": "dot_fusion",
-                  "row": "row_fusion", "scan": "scan_fusion"}.get(
+                  "row": "row_fusion", "scan": "scan_fusion", "gemv_pair": "gemv_fusion"}.get(
             kernel.kind, kernel.root.op.value.replace("-", "_"))
         count = self.counts.get(prefix, 0)
         self.counts[prefix] = count + 1

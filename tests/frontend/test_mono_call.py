@@ -1,0 +1,88 @@
+"""The monomorphic call guard (xlanb/mono_call.py): calls like the last one skip the general
+path; every other call takes it and still gives NumPy's answer."""
+from __future__ import annotations
+
+import numpy as np
+
+import xlanb
+from xlanb import mono_call
+
+RNG = np.random.default_rng(0)
+
+
+def _jit(fn):
+    return xlanb.jit(fn, tiered=False)
+
+
+def test_repeated_call_goes_through_the_guard():
+    f = _jit(lambda a, b: a @ b + 1.0)
+    a, b = RNG.standard_normal((5, 4)), RNG.standard_normal((4, 3))
+    np.testing.assert_allclose(f(a, b), a @ b + 1.0)
+    assert f._mono is not None
+    hits = f.cache_info().hits
+    c = RNG.standard_normal((5, 4))
+    assert f._mono((c, b)) is not mono_call.MISS
+    np.testing.assert_allclose(f(c, b), c @ b + 1.0)
+    assert f.cache_info().hits == hits + 1        # the call, not the direct guard check
+
+
+def test_other_signatures_miss_and_take_the_general_path():
+    f = _jit(lambda a, b: a * 2.0 - b)
+    a, b = RNG.standard_normal((6, 4)), RNG.standard_normal((6, 4))
+    f(a, b)
+    others = {
+        "shape": (RNG.standard_normal((3, 4)), RNG.standard_normal((3, 4))),
+        "dtype": (a.astype(np.float32), b.astype(np.float32)),
+        "strides": (np.asfortranarray(a), b),
+        "a view": (RNG.standard_normal((6, 8))[:, ::2], b),
+        "the same array twice": (a, a),
+        "views of one base": (RNG.standard_normal((12, 4))[:6], None),
+        "a subclass": (a.view(np.matrix), b),
+        "a Python number": (a, 3.0),
+    }
+    base = others["views of one base"][0].base
+    others["views of one base"] = (base[:6], base[6:])
+    for name, args in others.items():
+        assert f._mono(args) is mono_call.MISS, name
+        want = args[0] * 2.0 - args[1]
+        got = f(*args)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), err_msg=name)
+        assert got.dtype == np.asarray(want).dtype, name
+
+
+def test_programs_that_write_back_or_return_several_values_have_no_guard():
+    def update(w, g):
+        w -= 0.1 * g
+        return w.sum()
+
+    f = _jit(update)
+    w, g = np.ones(5), np.arange(5.0)
+    f(w, g)
+    f(w, g)
+    assert f._mono is None
+    np.testing.assert_allclose(w, 1 - 2 * 0.1 * np.arange(5.0))    # written back twice
+    two = _jit(lambda a: (a + 1, a * 2))
+    two(np.ones(3))
+    assert two._mono is None
+
+
+def test_free_variables_are_read_each_call():
+    scale = np.ones(3)
+
+    def fn(x):
+        return x * scale
+
+    f = _jit(fn)
+    x = np.arange(3.0)
+    f(x)
+    scale[:] = 5.0
+    np.testing.assert_allclose(f(x), x * 5.0)
+    assert f._mono is None
+
+
+def test_clear_cache_drops_the_guard():
+    f = _jit(lambda a: a + 1)
+    f(np.ones(3))
+    f.clear_cache()
+    assert f._mono is None
+    np.testing.assert_allclose(f(np.ones(3)), 2.0)

@@ -1,0 +1,96 @@
+"""GEMV-pair fusion (passes/gemv_fusion.py): `A.T @ g(A @ x)` as one gemv_pair kernel that
+reads A once, against NumPy; pairs that must not fuse stay two dot kernels."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlanb
+from xlanb_runtime.passes.gemv_fusion import MIN_MATRIX_BYTES
+from tolerance import assert_close
+
+RNG = np.random.default_rng(0)
+
+
+def _problem(dtype, rows=600, cols=300):
+    a = RNG.standard_normal((rows, cols)).astype(dtype)
+    return a, RNG.standard_normal(cols).astype(dtype), RNG.standard_normal(rows).astype(dtype)
+
+
+def _sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+CASES = {
+    "least squares A.T @ r": lambda a, x, b: a.T @ (a @ x - b),
+    "r @ A, scaled": lambda a, x, b: ((a @ x - b) @ a) * (2 / a.shape[0]),
+    "logistic gradient": lambda a, x, b: a.T @ (_sigmoid(a @ x) - (b > 0)) / a.shape[0],
+    "residual also returned": lambda a, x, b: (a.T @ (a @ x - b), a @ x - b),
+}
+
+
+def _kinds(fn, *args):
+    return [k.kind for k in xlanb.jit(fn, tiered=False).lower(*args).compile().kernels]
+
+
+def _check(fn, args, factor=1.0):
+    """Against NumPy; a gradient cancels, so its error is bounded by the size of the terms
+    summed, |A|.T @ (|A| |x| + |b|), times what the result is scaled by (`factor`)."""
+    a, x, b = args[:3]
+    got, want = xlanb.jit(fn, tiered=False)(*args), fn(*args)
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    assert len(got) == len(want)
+    terms = float(np.linalg.norm(np.abs(a).T @ (np.abs(a) @ np.abs(x) + np.abs(b)))) * factor
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert_close(g, w, n=a.shape[0] * a.shape[1],
+                     scale=terms if g.shape == (a.shape[1],) else None)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", list(CASES))
+def test_pair_is_one_kernel_and_matches_numpy(name, dtype):
+    args = _problem(dtype)
+    assert args[0].nbytes >= MIN_MATRIX_BYTES or dtype == np.float32
+    if args[0].nbytes < MIN_MATRIX_BYTES:
+        args = _problem(dtype, rows=1200)
+    kinds = _kinds(CASES[name], *args)
+    assert "gemv_pair" in kinds and "dot" not in kinds, kinds
+    _check(CASES[name], args)
+
+
+def test_source_sweeps_the_matrix_once():
+    args = _problem(np.float64)
+    compiled = xlanb.jit(CASES["least squares A.T @ r"], tiered=False).lower(*args).compile()
+    (kernel,) = compiled.kernels
+    assert kernel.source.count("for i0 in range") == 1, kernel.source
+    assert "gemv_pair" in compiled.as_text()
+
+
+def test_small_matrix_stays_two_blas_calls():
+    args = _problem(np.float64, rows=40, cols=30)
+    assert _kinds(CASES["least squares A.T @ r"], *args).count("dot") == 2
+    _check(CASES["least squares A.T @ r"], args)
+
+
+def test_second_epilogue_reading_a_reduction_of_the_residual():
+    """A.T @ r * sum(r * r): the sum needs all of r before the second dot's epilogue.  The
+    planner computes A @ x again for the sum (a dot kernel and a reduction first), so the
+    pair may still fuse; the program must order the kernels right and match NumPy."""
+    def fn(a, x, b):
+        r = a @ x - b
+        return (a.T @ r) * np.sum(r * r)
+
+    a, x, b = args = _problem(np.float64)
+    _check(fn, args, factor=float(np.sum((a @ x - b) ** 2)))
+
+
+def test_different_matrices_do_not_fuse():
+    def fn(a, c, x, b):
+        return c.T @ (a @ x - b)
+
+    a, x, b = _problem(np.float64)
+    c = RNG.standard_normal(a.shape)
+    assert "gemv_pair" not in _kinds(fn, a, c, x, b)
+    np.testing.assert_allclose(xlanb.jit(fn, tiered=False)(a, c, x, b), fn(a, c, x, b),
+                               rtol=1e-9, atol=1e-9)

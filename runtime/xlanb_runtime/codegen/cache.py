@@ -8,10 +8,10 @@ checking an entry never lists a directory holding every other one:
 
     $XLANB_CACHE_DIR/kernels/<versions>/     e.g. cpython-311-numba0.68.1-llvmlite0.50.0-...
         xlanb_kernel_<hash>/
-            xlanb_kernel_<hash>.py               the generated source
+            xlanb_kernel_<hash>.py               the canonical source (canonical_kernel)
             manifest.json                        SHA-256 of each Numba file below
             lock                                 locked while the entry is checked and compiled
-            __pycache__/xlanb_kernel_<hash>.<function>-<line>.py311.{nbi,1.nbc,...}
+            __pycache__/xlanb_kernel_<hash>.kernel-<line>.py311.{nbi,1.nbc,...}
 
 An entry is trusted only if its source file holds exactly the expected text and its Numba
 files are exactly those its manifest lists, with the same hashes; otherwise those files

@@ -25,16 +25,19 @@ settings.load_profile("ci")
 # Files start longest first, so the two processes finish together instead of one running
 # the last long file alone (xdist's own order, by number of tests, starts the one-test
 # hypothesis files last).  The order is what `--durations=0` of a full run measured.
-LONGEST_FILES_FIRST = (
-    "frontend/test_differential.py",
-    "notebook/test_tutorials.py",
+LONGEST_FILES_FIRST = (                 # seconds at load 4: 358, 232, 174, 155, 80, 74, ...
     "frontend/test_semantics_corpus.py",
-    "frontend/test_inplace_hypothesis.py",
-    "frontend/test_kernel_suite.py",
-    "browser/test_jupyterlab.py",
-    "cuda/test_cuda_target.py",
-    "frontend/test_complex.py",
     "frontend/test_ufunc_keywords.py",
+    "frontend/test_reduction_keywords.py",
+    "notebook/test_tutorials.py",
+    "frontend/test_complex.py",
+    "cuda/test_cuda_target.py",
+    "frontend/test_kernel_suite.py",
+    "frontend/test_differential.py",
+    "frontend/test_inplace_hypothesis.py",
+    "runtime/test_kernel_cache.py",
+    "benchmarks/test_corpus.py",
+    "runtime/test_loop_reroll.py",
 )
 
 

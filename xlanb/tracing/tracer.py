@@ -482,6 +482,12 @@ class Tracer:
         result.weak_type = _WEAK_BY_KIND.get(node.dtype.kind)
         return result
 
+    @property
+    def flat(self):
+        """NumPy's flat iterator over the traced elements (views.FlatIterator)."""
+        from .views import FlatIterator
+        return FlatIterator(self)
+
     def tolist(self):
         return self._concrete("x.tolist()").tolist()
 

@@ -1,5 +1,6 @@
-"""`x.flat` of a traced array: C-order reads (copies, as NumPy's flatiter), writes that
-reach x whatever its layout, iteration, len and copy, against NumPy."""
+"""Element access in C order on traced arrays, against NumPy: `x.flat` (reads as copies,
+as NumPy's flatiter; writes that reach x whatever its layout; iteration, len, copy) and
+`np.ndenumerate` (index, value) pairs, each value read when the loop reaches it."""
 from __future__ import annotations
 
 import numpy as np
@@ -34,3 +35,16 @@ def test_flat_reads_and_writes_like_numpy(layout):
     np.testing.assert_array_equal(ours, theirs)               # the writes reached x
     if layout == "strided":
         np.testing.assert_array_equal(ours_base, theirs_base)
+
+
+def test_ndenumerate_reads_each_value_when_reached():
+    def f(x):
+        total = 0.0
+        for (i, j), v in np.ndenumerate(x):
+            total = total + v * (i + 2 * j)
+            if i == 0:
+                x[1, j] = v * 10               # later values see the write, as in NumPy
+        return total, [v for _, v in np.ndenumerate(x[:, ::-1])][2]
+    ours, theirs = np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(2, 3)
+    assert_like_numpy(xlanb.jit(f)(ours), f(theirs))
+    np.testing.assert_array_equal(ours, theirs)

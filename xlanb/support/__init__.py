@@ -234,7 +234,7 @@ PROBES: dict[str, Callable] = {
     "np.finfo": lambda x: x * np.finfo(x.dtype).eps,
     "np.iinfo": lambda x: x + np.iinfo(np.int32).max,
     "np.ndindex": lambda x: sum(x[i] for i in np.ndindex(x.shape)),
-    "np.ndenumerate": lambda x: sum(v for _, v in np.ndenumerate(x)),
+    "np.ndenumerate": _user_probe("sum(v for _, v in np.ndenumerate(x))"),  # skips NEP 18
     "np.nditer": lambda x: sum(v for v in np.nditer(x)),
     "np.polynomial.polynomial.Polynomial": lambda x: _P.Polynomial([1.0, 2.0])(x),
     "np.polynomial.polynomial.polyval": lambda x: _P.polyval(x, [1.0, 2.0]),

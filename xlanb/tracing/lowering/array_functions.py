@@ -291,3 +291,12 @@ def min_scalar_type(a):
     if isinstance(a, Tracer) and a.ndim == 0:
         return unsupported(np.min_scalar_type, (a,), {}, "np.min_scalar_type(0-d value)")
     return a.dtype if isinstance(a, Tracer) else np.min_scalar_type(a)
+
+
+@implements(np.ndenumerate)
+def ndenumerate(arr):
+    """(index, value) pairs in C order, each value read when the loop reaches it (a write
+    into `arr` inside the loop shows in later values, as NumPy's iterator) as a copy.
+    np.ndenumerate skips NEP 18: tracing.capture routes a call from user code here."""
+    arr = arr if isinstance(arr, Tracer) else wrap(node_of(arr))
+    return ((index, arr[index].copy()) for index in np.ndindex(arr.shape))

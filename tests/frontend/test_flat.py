@@ -1,12 +1,14 @@
 """Element access in C order on traced arrays, against NumPy: `x.flat` (reads as copies,
 as NumPy's flatiter; writes that reach x whatever its layout; iteration, len, copy) and
-`np.ndenumerate` (index, value) pairs, each value read when the loop reaches it."""
+`np.ndenumerate` (index, value) pairs, each value read when the loop reaches it, and
+`np.nditer` of one array in NumPy's order ('C', or 'K': memory order from the strides)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import xlanb
+from xlanb.errors import UnsupportedNumPyFunctionError
 from tolerance import assert_like_numpy
 
 
@@ -48,3 +50,30 @@ def test_ndenumerate_reads_each_value_when_reached():
     ours, theirs = np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(2, 3)
     assert_like_numpy(xlanb.jit(f)(ours), f(theirs))
     np.testing.assert_array_equal(ours, theirs)
+
+
+def weighted(x, order="K"):
+    total = 0.0
+    for i, v in enumerate(np.nditer(x, order=order)):
+        total = total + v * (i + 1)            # the visiting order changes the result
+    return total
+
+
+B3 = np.arange(24.0).reshape(2, 3, 4)
+
+
+@pytest.mark.parametrize("layout", [
+    lambda: B3.copy(), lambda: B3[:, 1:, ::2], lambda: B3.transpose(2, 0, 1),
+    lambda: B3[::-1], lambda: B3[:, ::-1, ::2].transpose(1, 2, 0),
+    lambda: np.asfortranarray(B3)[::-1]],
+    ids=["c", "sliced", "transposed", "reversed", "mixed", "fortran-reversed"])
+@pytest.mark.parametrize("order", ["K", "C"])
+def test_nditer_visits_numpys_order(layout, order):
+    """order='K' is the order in memory (axes by stride, negative strides reversed)."""
+    x = layout()
+    assert_like_numpy(xlanb.jit(weighted)(x, order), weighted(x, order), n=24)
+
+
+def test_nditer_options_are_a_named_error():
+    with pytest.raises(UnsupportedNumPyFunctionError, match="np.nditer"):
+        xlanb.jit(lambda x: weighted(x, "F"))(B3)

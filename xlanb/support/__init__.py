@@ -235,7 +235,7 @@ PROBES: dict[str, Callable] = {
     "np.iinfo": lambda x: x + np.iinfo(np.int32).max,
     "np.ndindex": lambda x: sum(x[i] for i in np.ndindex(x.shape)),
     "np.ndenumerate": _user_probe("sum(v for _, v in np.ndenumerate(x))"),  # skips NEP 18
-    "np.nditer": lambda x: sum(v for v in np.nditer(x)),
+    "np.nditer": _user_probe("sum(v for v in np.nditer(x))"),             # skips NEP 18
     "np.polynomial.polynomial.Polynomial": lambda x: _P.Polynomial([1.0, 2.0])(x),
     "np.polynomial.polynomial.polyval": lambda x: _P.polyval(x, [1.0, 2.0]),
     "np.polynomial.polynomial.polyadd": _user_probe("np.polynomial.polynomial.polyadd(x, x)"),

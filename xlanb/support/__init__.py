@@ -342,7 +342,7 @@ def _ufuncs() -> dict[str, np.ufunc]:
 # -- ndarray members ---------------------------------------------------------------------------
 
 # Arguments for ndarray methods that need some (the probe calls the rest with none).
-_MEMBER_ARGS = {"reshape": ((4, 3),), "astype": (np.float32,), "view": (np.float64,),
+_MEMBER_ARGS = {"reshape": ((4, 3),), "astype": (np.float32,), "view": (np.int64,),
                 "take": ([0],), "repeat": (2,), "fill": (0.0,), "searchsorted": (0.5,),
                 "partition": (1,), "argpartition": (1,), "put": ([0], 1.0),
                 "choose": ([0, 1],), "compress": ([True, False, True],),

@@ -211,6 +211,25 @@ class PartStep(ViewStep):
         return None if strides is None else tuple(2 * s for s in strides)
 
 
+@dataclass(frozen=True)
+class BitcastStep(ViewStep):
+    """`x.view(dtype)` of the same itemsize: the same bytes read as another dtype."""
+    dtype: np.dtype
+    source: np.dtype
+
+    def read(self, parent):
+        return B.bitcast(parent, self.dtype)
+
+    def write(self, parent, child):
+        return B.bitcast(child, self.source)
+
+    def apply(self, array):
+        return array.view(self.dtype)
+
+    def strides(self, shape, strides):
+        return strides                  # the same itemsize: the same element strides
+
+
 class FlatIterator:
     """`x.flat` of a traced array: its elements in C order, read by index (static or
     traced), iterated, or written (`x.flat[i] = v` changes x, as NumPy's flatiter does,

@@ -87,7 +87,8 @@ def test_view_reads_the_same_bytes_and_writes_through():
         bits = x.view(np.int32)
         halved = (bits >> 1).view(np.float32) * 2         # a bit trick on the exponent
         bits[0] = 0                                        # writes x[0]
-        return halved, x.view(), x.view(np.ndarray) + 1, x.view(np.uint32) & 0xFF
+        return (halved, x.view(), x.view(np.ndarray) + 1, x.view(np.uint32) & 0xFF,
+                x.view(dtype=np.int32, type=np.ndarray) - 1)
     ours, theirs = np.linspace(0.5, 4, 6).astype(np.float32), \
         np.linspace(0.5, 4, 6).astype(np.float32)
     got, expected = xlanb.jit(f)(ours), f(theirs)

@@ -291,12 +291,14 @@ class Tracer:
             return c_strides(self.shape)
         return self._strides or None
 
-    def view(self, step=None, node: Node | None = None, *, type=None) -> "Tracer | None":
+    def view(self, step=None, node: Node | None = None, *, dtype=None,
+             type=None) -> "Tracer | None":
         """A view of this array through `step`; None when NumPy would copy instead.  As
         NumPy's `x.view(dtype=None, type=None)` (no ViewStep given): `numpy_view`."""
         from .views import ReshapeStep, ViewStep
         if not isinstance(step, ViewStep):
-            return self.numpy_view(step, node if type is None else type)
+            return self.numpy_view(step if dtype is None else dtype,
+                                   node if type is None else type)
         strides = step.strides(self.shape, self.strides)
         if strides is None and isinstance(step, ReshapeStep):
             return None

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import xlanb
-from xlanb.errors import DataDependentShapeError
+from xlanb.errors import DataDependentShapeError, UnsupportedNumPyFunctionError
 from tolerance import assert_like_numpy
 
 P = np.array([3.0, -2.0, 0.5, 1.0])
@@ -76,3 +76,19 @@ def test_series_functions_that_trim_are_named(fn):
     for g, e in zip(got if isinstance(got, (tuple, list)) else (got,),
                     expected if isinstance(expected, (tuple, list)) else (expected,)):
         np.testing.assert_allclose(g, e, rtol=1e-12)
+
+
+def test_polyfit_is_numpys_least_squares():
+    x = np.linspace(0, 2, 20)
+    y = 3 * x ** 2 - x + 0.5 + 0.01 * np.sin(7 * x)
+    w = np.linspace(1, 2, 20)
+    fn = lambda x, y, w: (np.polyfit(x, y, 2), np.polyfit(x, np.stack([y, 2 * y], 1), 1),  # noqa
+                          np.polyfit(x, y, 2, w=w), np.polyfit(x, y, 3, rcond=1e-10),
+                          np.polyval(np.polyfit(x * 2, y, 3), x))
+    compiled = xlanb.jit(fn).lower(x, y, w).compile()
+    assert "library-call" in compiled.as_text()
+    assert_like_numpy(compiled(x, y, w), fn(x, y, w), n=20)
+    with pytest.raises(UnsupportedNumPyFunctionError, match="full="):
+        xlanb.jit(lambda x, y: np.polyfit(x, y, 2, full=True))(x, y)
+    with pytest.raises(ValueError, match="deg >= 0"):
+        xlanb.jit(lambda x, y: np.polyfit(x, y, -1))(x, y)

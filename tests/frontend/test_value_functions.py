@@ -3,7 +3,8 @@
 Python needs its value), `np.asarray_chkfinite` (NumPy's check at run time, inside the
 compiled program: an inf or NaN raises NumPy's ValueError and leaves the arguments as they
 were), complex `np.round` (each part, as NumPy) and complex `np.clip` (NumPy's
-lexicographic order, NaN first); `v in x` still needs a Python bool (a named error)."""
+lexicographic order, NaN first), `x.view(dtype)` of the same itemsize (the same bytes,
+writes going through to x); `v in x` still needs a Python bool (a named error)."""
 from __future__ import annotations
 
 import numpy as np
@@ -79,3 +80,31 @@ def test_contains_needs_a_python_bool():
     with pytest.raises(ConcretizationError):
         xlanb.jit(lambda x: 1.0 in x)(X)
     assert xlanb.jit(lambda x: 1.0 in x, must_compile=False)(X) == (1.0 in X)
+
+
+def test_view_reads_the_same_bytes_and_writes_through():
+    def f(x):
+        bits = x.view(np.int32)
+        halved = (bits >> 1).view(np.float32) * 2         # a bit trick on the exponent
+        bits[0] = 0                                        # writes x[0]
+        return (halved, x.view(), x.view(np.ndarray) + 1, x.view(np.uint32) & 0xFF,
+                x.view(dtype=np.int32, type=np.ndarray) - 1)
+    ours, theirs = np.linspace(0.5, 4, 6).astype(np.float32), \
+        np.linspace(0.5, 4, 6).astype(np.float32)
+    got, expected = xlanb.jit(f)(ours), f(theirs)
+    for g, e in zip(got, expected):
+        assert g.dtype == e.dtype
+        np.testing.assert_array_equal(g, e)
+    np.testing.assert_array_equal(ours, theirs)
+    d = np.array([1.5, -2.0, np.inf])
+    step = lambda d: (d.view(np.int64) + 1).view(np.float64)       # noqa: E731 next float
+    np.testing.assert_array_equal(xlanb.jit(step)(d), step(d))
+
+
+def test_view_of_another_size_is_a_named_error():
+    from xlanb.errors import UnsupportedNumPyFunctionError
+    x = np.ones(4, np.float32)
+    with pytest.raises(UnsupportedNumPyFunctionError, match="int16"):
+        xlanb.jit(lambda x: x.view(np.int16))(x)
+    np.testing.assert_array_equal(xlanb.jit(lambda x: x.view(np.int16), must_compile=False)(x),
+                                  x.view(np.int16))

@@ -73,3 +73,20 @@ def test_no_float16_inside_kernels_and_types_kept():
 def test_graph_without_float16_is_unchanged():
     graph = parse_graph(PROGRAM.replace("f16", "f32"))
     assert half_as_float32(graph) is graph
+
+
+def test_float16_library_calls_take_the_arguments_themselves():
+    """NumPy's float16 code (a sort, a float16 cumsum) reads the parameter or the library
+    result itself: no float16 -> float32 -> float16 round trip between them."""
+    graph = parse_graph("""
+module m
+  %0 = parameter(), arg=0 : f16[9]
+  %1 = library-call(%0), arg=('np.sort', ()) : f16[9]
+  %2 = library-call(%1), arg=('np.cumsum', ()) : f16[9]
+  return (%2)
+""")
+    lowered = half_as_float32(graph)
+    assert [n.op.value for n in lowered.nodes] == ["parameter", "library-call", "library-call"]
+    args = [np.random.default_rng(2).uniform(-3, 3, 9).astype(np.float16)]
+    np.testing.assert_array_equal(runtime.compile(graph).run(args)[0],
+                                  np.cumsum(np.sort(args[0])))

@@ -234,8 +234,8 @@ PROBES: dict[str, Callable] = {
     "np.finfo": lambda x: x * np.finfo(x.dtype).eps,
     "np.iinfo": lambda x: x + np.iinfo(np.int32).max,
     "np.ndindex": lambda x: sum(x[i] for i in np.ndindex(x.shape)),
-    "np.ndenumerate": lambda x: sum(v for _, v in np.ndenumerate(x)),
-    "np.nditer": lambda x: sum(v for v in np.nditer(x)),
+    "np.ndenumerate": _user_probe("sum(v for _, v in np.ndenumerate(x))"),  # skips NEP 18
+    "np.nditer": _user_probe("sum(v for v in np.nditer(x))"),             # skips NEP 18
     "np.polynomial.polynomial.Polynomial": lambda x: _P.Polynomial([1.0, 2.0])(x),
     "np.polynomial.polynomial.polyval": lambda x: _P.polyval(x, [1.0, 2.0]),
     "np.polynomial.polynomial.polyadd": _user_probe("np.polynomial.polynomial.polyadd(x, x)"),
@@ -342,7 +342,7 @@ def _ufuncs() -> dict[str, np.ufunc]:
 # -- ndarray members ---------------------------------------------------------------------------
 
 # Arguments for ndarray methods that need some (the probe calls the rest with none).
-_MEMBER_ARGS = {"reshape": ((4, 3),), "astype": (np.float32,), "view": (np.float64,),
+_MEMBER_ARGS = {"reshape": ((4, 3),), "astype": (np.float32,), "view": (np.int64,),
                 "take": ([0],), "repeat": (2,), "fill": (0.0,), "searchsorted": (0.5,),
                 "partition": (1,), "argpartition": (1,), "put": ([0], 1.0),
                 "choose": ([0, 1],), "compress": ([True, False, True],),

@@ -45,7 +45,7 @@ CREATION = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_
 # NumPy functions that skip NEP 18 dispatch (they call np.asarray on their argument first):
 # called from user code on a traced value, their rule in `lowering.FUNCTIONS` runs
 # (`_wrap_lowered`): a lowering, or a named error (np.polynomial's trimmed results).
-UNDISPATCHED = (("numpy", "asarray_chkfinite"),
+UNDISPATCHED = (("numpy", "asarray_chkfinite"), ("numpy", "ndenumerate"), ("numpy", "nditer"),
                 *(("numpy.polynomial.polynomial", name)
                   for name in ("polyadd", "polysub", "polymul", "polydiv", "polyint")),
                 ("numpy.polynomial.polyutils", "trimseq"),

@@ -291,9 +291,14 @@ class Tracer:
             return c_strides(self.shape)
         return self._strides or None
 
-    def view(self, step, node: Node | None = None) -> "Tracer | None":
-        """A view of this array through `step`; None when NumPy would copy instead."""
-        from .views import ReshapeStep
+    def view(self, step=None, node: Node | None = None, *, dtype=None,
+             type=None) -> "Tracer | None":
+        """A view of this array through `step`; None when NumPy would copy instead.  As
+        NumPy's `x.view(dtype=None, type=None)` (no ViewStep given): `numpy_view`."""
+        from .views import ReshapeStep, ViewStep
+        if not isinstance(step, ViewStep):
+            return self.numpy_view(step if dtype is None else dtype,
+                                   node if type is None else type)
         strides = step.strides(self.shape, self.strides)
         if strides is None and isinstance(step, ReshapeStep):
             return None
@@ -481,6 +486,29 @@ class Tracer:
         result = wrap(builder.convert(node, wide) if wide is not None else node)
         result.weak_type = _WEAK_BY_KIND.get(node.dtype.kind)
         return result
+
+    def numpy_view(self, dtype=None, array_type=None):
+        """`x.view()`, `x.view(dtype)` of the same itemsize (the same bytes, writes going
+        through to x) and `x.view(np.ndarray)`; other sizes and subclasses are named."""
+        from .views import BitcastStep
+        if isinstance(dtype, type) and issubclass(dtype, np.ndarray):
+            dtype, array_type = None, dtype
+        target = self.dtype if dtype is None else np.dtype(dtype)
+        if array_type not in (None, np.ndarray) or target.itemsize != self.dtype.itemsize \
+                or (target != self.dtype and not all(
+                    t.kind in "iuf" and t != np.float16 for t in (target, self.dtype))):
+            what = f"x.view({target})" if array_type in (None, np.ndarray) else \
+                f"x.view({getattr(array_type, '__name__', array_type)})"
+            return lowering.unsupported(np.ndarray.view, (self, dtype), {}, what)
+        if target == self.dtype:
+            return self[...]
+        return self.view(BitcastStep(target, self.dtype))
+
+    @property
+    def flat(self):
+        """NumPy's flat iterator over the traced elements (views.FlatIterator)."""
+        from .views import FlatIterator
+        return FlatIterator(self)
 
     def tolist(self):
         return self._concrete("x.tolist()").tolist()

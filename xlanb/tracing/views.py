@@ -209,3 +209,52 @@ class PartStep(ViewStep):
 
     def strides(self, shape, strides):
         return None if strides is None else tuple(2 * s for s in strides)
+
+
+@dataclass(frozen=True)
+class BitcastStep(ViewStep):
+    """`x.view(dtype)` of the same itemsize: the same bytes read as another dtype."""
+    dtype: np.dtype
+    source: np.dtype
+
+    def read(self, parent):
+        return B.bitcast(parent, self.dtype)
+
+    def write(self, parent, child):
+        return B.bitcast(child, self.source)
+
+    def apply(self, array):
+        return array.view(self.dtype)
+
+    def strides(self, shape, strides):
+        return strides                  # the same itemsize: the same element strides
+
+
+class FlatIterator:
+    """`x.flat` of a traced array: its elements in C order, read by index (static or
+    traced), iterated, or written (`x.flat[i] = v` changes x, as NumPy's flatiter does,
+    whatever x's layout: the whole array is rewritten from its updated flat copy)."""
+    __slots__ = ("base",)
+
+    def __init__(self, base):
+        self.base = base
+
+    def _flat(self):
+        return self.base.reshape(-1)
+
+    def __len__(self) -> int:
+        return self.base.size
+
+    def __getitem__(self, key):              # NumPy's flatiter reads copies, never views
+        return self._flat()[key].copy()
+
+    def __setitem__(self, key, value) -> None:
+        flat = self._flat().copy()
+        flat[key] = value
+        self.base[...] = flat.reshape(self.base.shape)
+
+    def __iter__(self):
+        return iter(self._flat().copy())
+
+    def copy(self):
+        return self._flat().copy()

@@ -109,8 +109,8 @@ def _cumsum(g, node, x):                      # y_i = sum_{j<=i} x_j: dx_j = sum
 
 
 def _reverse_cumsum(g: Node, axis: int) -> Node:
-    """out_j = sum_{i>=j} g_i along `axis` (a float16 g stays a library call: kernels
-    have no float16 arithmetic)."""
+    """out_j = sum_{i>=j} g_i along `axis` (a float16 g stays NumPy's cumsum, which
+    rounds every step to float16)."""
     if g.dtype == np.float16:
         reverse = B.reverse(g, (axis,))
         return B.reverse(B.library_call("np.cumsum", [reverse], {"axis": axis}), (axis,))

@@ -241,6 +241,8 @@ class _CudaCodegen(_Codegen):
                           if n.dtype.kind == "c"}
         if any(n.op is Op.ROUND_HALF for n in k.nodes):   # its helper is a CPU function
             raise UnsupportedOnDevice("float16 rounding has no CUDA kernel yet")
+        if any(n.op is Op.BITCAST for n in k.nodes):
+            raise UnsupportedOnDevice("a bitcast (x.view(dtype)) has no CUDA kernel yet")
         if complex_values:                 # correct on the host; device kernels: not yet
             raise UnsupportedOnDevice(f"{', '.join(sorted(map(str, complex_values)))} values "
                                       "have no CUDA kernels")

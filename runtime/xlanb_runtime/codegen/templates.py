@@ -74,6 +74,8 @@ def expression(op: Op, dtype: np.dtype, operands: list[str], operand_dtype: np.d
     is_float = operand_dtype.kind == "f"
     if op is Op.CONVERT:
         return convert(operands[0], operand_dtype, dtype)
+    if op is Op.BITCAST:                  # Numba views scalars of one size as another
+        return f"{CAST[operand_dtype.name]}({operands[0]}).view({CAST[dtype.name]})"
     if operand_dtype.kind == "c":
         return complex_expression(op, dtype, operands, operand_dtype)
     if op in _VECMATH_NAME:

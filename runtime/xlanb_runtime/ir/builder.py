@@ -146,6 +146,22 @@ def convert(x: Node, dtype) -> Node:
     return _node(Op.CONVERT, (x,), x.shape, dtype)
 
 
+_BITCAST_KINDS = "iuf"             # no bool, complex or float16 (kernels hold none of them)
+
+
+def bitcast(x: Node, dtype) -> Node:
+    """The same bytes read as `dtype` (NumPy's x.view(dtype) of equal itemsize)."""
+    dtype = np.dtype(dtype)
+    if x.dtype == dtype:
+        return x
+    _check(x.dtype.itemsize == dtype.itemsize, Op.BITCAST,
+           lambda: f"{x.dtype} and {dtype} differ in size")
+    for t in (x.dtype, dtype):
+        if t.kind not in _BITCAST_KINDS or t == np.float16:
+            raise IRDTypeError(Op.BITCAST, f"not defined for {t}")
+    return _node(Op.BITCAST, (x,), x.shape, dtype)
+
+
 # -- data movement -------------------------------------------------------------------------
 
 def broadcast(x: Node, shape: Sequence[int], dims: Sequence[int] | None = None) -> Node:

@@ -213,6 +213,7 @@ EVAL: dict[Op, Callable] = {
     Op.GE: lambda n, x, y: np.greater_equal(x, y),
     Op.SELECT: lambda n, p, a, b: np.where(p, a, b),
     Op.CONVERT: lambda n, x: _convert(x, n.dtype),
+    Op.BITCAST: lambda n, x: np.ascontiguousarray(x).view(n.dtype),
     Op.BROADCAST: lambda n, x: _broadcast(x, n.shape, n.arg),
     Op.RESHAPE: lambda n, x: np.reshape(x, n.shape),
     Op.TRANSPOSE: lambda n, x: np.transpose(x, n.arg),

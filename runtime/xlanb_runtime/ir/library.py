@@ -262,6 +262,19 @@ register("np.histogram_bin_edges", lambda ins, **params: _histogram_types(ins, *
 register("np.digitize", lambda ins, right=False: [(ins[0].shape, np.intp)])
 
 
+# -- fits ----------------------------------------------------------------------------------------
+
+def _polyfit_types(ins, deg, rcond=None, keyword_arrays=()):
+    """Coefficients, highest power first: (deg + 1,) or (deg + 1, K) for K columns of y."""
+    x, y = ins[0], ins[1]
+    probe = np.polyfit(np.arange(deg + 2, dtype=x.dtype), np.ones((deg + 2,) + y.shape[1:],
+                                                                  y.dtype), deg)
+    return [((deg + 1,) + tuple(y.shape[1:]), probe.dtype)]
+
+
+register("np.polyfit", _polyfit_types)
+
+
 # -- checks ------------------------------------------------------------------------------------
 
 register("np.asarray_chkfinite", lambda ins, dtype=None: [

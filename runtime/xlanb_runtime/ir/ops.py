@@ -69,6 +69,8 @@ class Op(enum.Enum):
     SELECT = "select"            # select(pred, on_true, on_false)
     # -- type -------------------------------------------------------------------------------
     CONVERT = "convert"          # to the node's dtype, NumPy astype semantics
+    BITCAST = "bitcast-convert"  # the same bytes as the node's dtype (same itemsize; ints
+                                 # and float32/float64): NumPy's x.view(dtype)
     # -- data movement ----------------------------------------------------------------------
     BROADCAST = "broadcast"      # arg: dims of the output that the operand's dims map to
     RESHAPE = "reshape"
@@ -114,7 +116,7 @@ UNARY = frozenset({Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.EXPM1, Op.LOG, Op.LOG1P, 
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOOR_DIV, Op.REM, Op.POW, Op.MAX,
                     Op.MIN, Op.AND, Op.OR, Op.XOR, Op.ATAN2, Op.COMPLEX})
 COMPARE = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
-ELEMENTWISE = UNARY | BINARY | COMPARE | {Op.SELECT}
+ELEMENTWISE = UNARY | BINARY | COMPARE | {Op.SELECT, Op.BITCAST}
 COMMUTATIVE = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR, Op.EQ, Op.NE})
 LEAVES = frozenset({Op.PARAMETER, Op.CONSTANT, Op.IOTA})
 CONTROL_FLOW = frozenset({Op.LOOP, Op.LOOP_RESULT})

@@ -31,6 +31,7 @@ def _rederive(node: Node) -> Node:
         return B.binary(op, *ins)
     rules = {
         Op.SELECT: lambda: B.select(*ins),
+        Op.BITCAST: lambda: B.bitcast(ins[0], node.dtype),
         Op.BROADCAST: lambda: B.broadcast(ins[0], node.shape, arg),
         Op.RESHAPE: lambda: B.reshape(ins[0], node.shape),
         Op.TRANSPOSE: lambda: B.transpose(ins[0], arg),

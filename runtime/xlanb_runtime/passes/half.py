@@ -65,19 +65,31 @@ def round_half(x: Node) -> Node:
 class _Lowering:
     def __init__(self):
         self.mapping: dict[int, Node] = {}     # old node -> new (float16: a float32 stand-in)
+        self.halves: dict[int, Node] = {}      # old float16 node -> a real float16 array
 
     def as_half(self, old: Node) -> Node:
-        """The new graph's value of `old` as a real float16 array (for NumPy's code)."""
+        """The new graph's value of `old` as a real float16 array (for NumPy's code): the
+        parameter or library result itself where there is one, else one conversion."""
         new = self.mapping[id(old)]
-        return astype(new, HALF) if old.dtype == HALF and new.dtype != HALF else new
+        if old.dtype != HALF or new.dtype == HALF:
+            return new
+        if id(old) not in self.halves:
+            self.halves[id(old)] = astype(new, HALF)
+        return self.halves[id(old)]
 
     def lower(self, node: Node) -> Node:
         ins = [self.mapping[id(i)] for i in node.inputs]
         if node.op is Op.PARAMETER:
-            return astype(node, SINGLE) if node.dtype == HALF else node
+            if node.dtype != HALF:
+                return node
+            self.halves[id(node)] = node
+            return astype(node, SINGLE)
         if node.op in BOUNDARY:
             new = with_inputs(node, [self.as_half(i) for i in node.inputs])
-            return astype(new, SINGLE) if node.dtype == HALF else new
+            if node.dtype != HALF:
+                return new
+            self.halves[id(node)] = new
+            return astype(new, SINGLE)
         if node.dtype != HALF and not any(i.dtype == HALF for i in node.inputs):
             return with_inputs(node, ins)
         if node.op is Op.CONSTANT:

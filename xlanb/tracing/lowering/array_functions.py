@@ -291,3 +291,47 @@ def min_scalar_type(a):
     if isinstance(a, Tracer) and a.ndim == 0:
         return unsupported(np.min_scalar_type, (a,), {}, "np.min_scalar_type(0-d value)")
     return a.dtype if isinstance(a, Tracer) else np.min_scalar_type(a)
+
+
+@implements(np.ndenumerate)
+def ndenumerate(arr):
+    """(index, value) pairs in C order, each value read when the loop reaches it (a write
+    into `arr` inside the loop shows in later values, as NumPy's iterator) as a copy.
+    np.ndenumerate skips NEP 18: tracing.capture routes a call from user code here."""
+    arr = arr if isinstance(arr, Tracer) else wrap(node_of(arr))
+    return ((index, arr[index].copy()) for index in np.ndindex(arr.shape))
+
+
+def _in_memory_order(arr: Tracer):
+    """`arr` permuted and flipped so that its C order is NumPy's order='K' (the order of
+    the elements in memory: axes by decreasing stride, negative strides reversed); None
+    where the layout is unknown or broadcast (a zero stride)."""
+    strides = arr.strides
+    if strides is None or any(s == 0 and n > 1 for s, n in zip(strides, arr.shape)):
+        return None
+    axes = sorted(range(arr.ndim), key=lambda d: -abs(strides[d]))      # stable on ties
+    view = np.transpose(arr, axes)
+    flipped = tuple(i for i, d in enumerate(axes) if strides[d] < 0 and arr.shape[d] > 1)
+    return np.flip(view, axis=flipped) if flipped else view
+
+
+@implements(np.nditer)
+def nditer(op, flags=None, op_flags=None, op_dtypes=None, order="K", casting="safe",
+           op_axes=None, itershape=None, buffersize=0):
+    """`for v in np.nditer(x)` over one traced array: each element as a 0-d copy, in
+    NumPy's order ('C', or 'K': the order in memory, from the array's strides).  Several
+    operands, flags, writes, casts and the other orders are a named error (NumPy under
+    must_compile=False).  np.nditer skips NEP 18: tracing.capture routes it here."""
+    options = {"flags": flags, "op_flags": op_flags, "op_dtypes": op_dtypes, "order": order,
+               "casting": casting, "op_axes": op_axes, "itershape": itershape,
+               "buffersize": buffersize}
+    arr = op if isinstance(op, Tracer) else None
+    plain = (arr is not None and not flags and not op_flags and op_dtypes is None
+             and casting == "safe" and op_axes is None and itershape is None
+             and order in ("C", "K"))
+    ordered = arr if order == "C" else _in_memory_order(arr) if plain else None
+    if not plain or ordered is None:
+        return unsupported(np.nditer, (op,), options,
+                           "np.nditer (several operands, flags, or an order other than "
+                           "'C' or 'K')")
+    return (ordered[index].copy() for index in np.ndindex(ordered.shape))

@@ -1,5 +1,6 @@
 """np.poly* on coefficient arrays (highest power first), where the result's length is
-known when tracing: polyadd, polysub, polyder, polyint and poly of real roots.
+known when tracing: polyadd, polysub, polyder, polyint and poly of real roots (fused), and
+polyfit (NumPy's least squares, a library call).
 
 Each rule follows NumPy's numpy/lib/_polynomial_impl.py step for step on traced values,
 so dtypes and rounding are NumPy's.  What trims coefficients by their values is
@@ -17,7 +18,8 @@ import numpy as np
 
 from ..tracer import Tracer
 from . import DATA_DEPENDENT_HINTS, implements, unsupported
-from .library import data_dependent, node_of, refuse_data_dependent
+from .library import (call, data_dependent, implements_library, node_of, numpy_check,
+                      refuse_data_dependent)
 from .promote import wrap
 
 _NO_TRIM = ("Use np.polyadd / np.polysub / np.polyder / np.polyint (no trimming: a length "
@@ -133,3 +135,22 @@ def poly(seq_of_zeros):
         behind = np.concatenate((np.zeros(1, dtype), a))
         a = shifted - zeros[i] * behind           # a_k - z a_(k-1)
     return a
+
+
+@implements_library(np.polyfit)
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """NumPy's least-squares fit as a library call: the coefficients have a static shape
+    (NumPy's RankWarning, if any, at run time).  full=True and cov= return the rank and
+    singular values (value-dependent) or need more rules: NumPy under must_compile=False."""
+    if full or cov is not False or not isinstance(deg, (int, np.integer)) or deg < 0:
+        if not isinstance(deg, (int, np.integer)) or deg < 0:
+            numpy_check(np.polyfit, np.arange(3.0), np.arange(3.0), deg)
+        return unsupported(np.polyfit, (x, y, deg), {"rcond": rcond, "full": full, "w": w,
+                                                     "cov": cov}, "np.polyfit(full=, cov=)")
+    xs, ys = node_of(x), node_of(y)
+    if xs.ndim != 1 or xs.size == 0 or ys.ndim not in (1, 2) or ys.shape[0] != xs.shape[0]:
+        numpy_check(np.polyfit, np.zeros(xs.shape), np.zeros(ys.shape), int(deg))
+    inputs, keyword = [xs, ys], ()
+    if w is not None:
+        inputs, keyword = inputs + [node_of(w)], ("w",)
+    return call("np.polyfit", inputs, deg=int(deg), rcond=rcond, keyword_arrays=keyword)

@@ -8,9 +8,10 @@ dtype is NumPy's, asked of NumPy on a tiny array (cumsum of int32 is int64, of b
 does.  `axis=None` flattens (a 0-d array becomes (1,)).  nancumsum/nancumprod replace NaNs
 by the identity first, as NumPy's `_replace_nan`.
 
-What has no IR form runs NumPy's own function as a `library-call`: float16 (kernels have
-no float16 arithmetic), complex max/min (NumPy's lexicographic order), and accumulate of
-other ufuncs (np.subtract.accumulate, np.logical_or.accumulate, ...).
+What has no IR form runs NumPy's own function as a `library-call`: a float16 result (NumPy
+rounds the running value to float16 at every step; a float16 input scanned in float32 is
+an IR scan), complex max/min (NumPy's lexicographic order), and accumulate of other ufuncs
+(np.subtract.accumulate, np.logical_or.accumulate, ...).
 """
 from __future__ import annotations
 
@@ -40,9 +41,9 @@ def _result_dtype(numpy_fn, x: Node, **kwargs) -> np.dtype:
 
 def has_scan_form(kind: str, x: Node, dtype: np.dtype) -> bool:
     """Whether a scan of `kind` of x in `dtype` is an IR scan (else NumPy's library
-    call): not float16 on either side, not complex max/min."""
+    call): not a float16 result, not complex max/min."""
     dtype = np.dtype(dtype)
-    return dtype.kind in "biufc" and np.float16 not in (dtype, x.dtype) and not (
+    return dtype.kind in "biufc" and dtype != np.float16 and not (
         dtype.kind == "c" and kind in ("max", "min"))
 
 

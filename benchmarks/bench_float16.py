@@ -11,13 +11,11 @@ the load average.  Single-thread mode by default (../shared/PLATFORM.md).
 """
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import format_table, interleaved_medians, pin_threads  # noqa: E402
+from common import workloads_main  # noqa: E402
 
 
 def workloads(np):
@@ -33,26 +31,7 @@ def workloads(np):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--repeats", type=int, default=11)
-    args = parser.parse_args()
-    pin_threads(args.threads)
-    import numpy as np
-    import xlanb
-
-    rows = [["workload", "NumPy ms", "jit ms", "NumPy/jit"]]
-    for name, (fn, inputs) in workloads(np).items():
-        jitted = xlanb.jit(fn)
-        with np.errstate(over="ignore"):
-            jitted(*inputs)                                 # compile outside the timing
-            times = interleaved_medians({"numpy": lambda: fn(*inputs),
-                                         "jit": lambda: jitted(*inputs)}, args.repeats)
-        rows.append([name, f"{times['numpy'] * 1e3:.3f}", f"{times['jit'] * 1e3:.3f}",
-                     f"{times['numpy'] / times['jit']:.2f}x"])
-    print(f"float16, {args.threads} thread(s), medians of {args.repeats} interleaved runs, "
-          f"load average {os.getloadavg()[0]:.2f}")
-    print(format_table(rows))
+    workloads_main("float16", workloads, repeats=11)
 
 
 if __name__ == "__main__":

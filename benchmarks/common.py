@@ -121,6 +121,36 @@ def measure_bandwidth(n: int = 50_000_000, repeats: int = 7) -> dict[str, float]
             "triad GB/s": 3 * a.nbytes / medians["triad"] / 1e9}
 
 
+def workloads_main(title: str, workloads, repeats: int = 15, kernels: bool = False) -> None:
+    """The main of a benchmark of `workloads(np) -> {name: (fn, inputs)}`: parses
+    --threads/--repeats, pins threads, and prints NumPy and jit medians of interleaved runs,
+    their ratio (> 1: jit faster), optionally the kernel kinds, and the load average."""
+    import argparse
+    parser = argparse.ArgumentParser(description=title)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=repeats)
+    args = parser.parse_args()
+    pin_threads(args.threads)
+    import numpy as np
+    import xlanb
+
+    rows = [["workload", "NumPy ms", "jit ms", "NumPy/jit"] + (["kernels"] if kernels else [])]
+    for name, (fn, inputs) in workloads(np).items():
+        jitted = xlanb.jit(fn)
+        with np.errstate(over="ignore"):
+            jitted(*inputs)                                 # compile outside the timing
+            times = interleaved_medians({"numpy": lambda: fn(*inputs),
+                                         "jit": lambda: jitted(*inputs)}, args.repeats)
+        row = [name, f"{times['numpy'] * 1e3:.3f}", f"{times['jit'] * 1e3:.3f}",
+               f"{times['numpy'] / times['jit']:.2f}x"]
+        if kernels:
+            row.append(",".join(k.kind for k in jitted.lower(*inputs).compile().kernels))
+        rows.append(row)
+    print(f"{title}, {args.threads} thread(s), medians of {args.repeats} interleaved runs, "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print(format_table(rows))
+
+
 def format_table(rows: list[list[str]]) -> str:
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(str(c).rjust(w) if i else str(c).ljust(w)

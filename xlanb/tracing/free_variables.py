@@ -78,7 +78,7 @@ def _visit(fn, depth: int, found: dict, seen: set) -> None:
     # functions they hold are visited; their own globals and settings are not sources
     users = not _is_internal(fn.__code__.co_filename)
     namespace = fn.__globals__
-    for name in _global_names(fn.__code__) if users else ():
+    for name in code_names(fn.__code__) if users else ():
         if name in namespace:
             _consider(namespace[name], Source(name, namespace=namespace), depth, found, seen)
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
@@ -103,7 +103,8 @@ def _consider(value, source: Source, depth: int, found: dict, seen: set,
                found, seen)
 
 
-def _global_names(code: types.CodeType) -> list[str]:
+def code_names(code: types.CodeType) -> list[str]:
+    """The global and attribute names a function's code (and its nested code) uses."""
     names, stack = [], [code]
     while stack:
         current = stack.pop()

@@ -35,6 +35,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .free_variables import code_names
+
 WALK_BUDGET = 20_000        # objects; past it, scan the whole heap instead
 _ATOMS = (np.ndarray, np.generic, int, float, complex, bool, str, bytes, type(None))
 _CONTAINERS = (list, tuple, set, frozenset)
@@ -119,7 +121,7 @@ class _Walk:
                 self.add(cell.cell_contents)
             except ValueError:                    # an empty cell
                 pass
-        names = _code_names(fn.__code__)
+        names = code_names(fn.__code__)
         self.add_names(names)                     # `self.rng` read by a library method
         if _is_library(fn.__code__.co_filename):
             return
@@ -189,15 +191,6 @@ def _static_attribute(obj: Any, name: str) -> Any:
 def _holds_objects(value: Any) -> bool:
     """An ndarray of dtype object: walked item by item like a list."""
     return isinstance(value, np.ndarray) and value.dtype.kind == "O"
-
-
-def _code_names(code: types.CodeType) -> list[str]:
-    names, stack = [], [code]
-    while stack:
-        current = stack.pop()
-        names.extend(current.co_names)
-        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    return names
 
 
 def _is_library(filename: str) -> bool:

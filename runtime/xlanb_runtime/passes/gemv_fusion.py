@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from ..ir import Node, Op
 from .fusion import Kernel, _unique
+from .row_fusion import depends_on
 
 GEMV_PAIR = "gemv_pair"
 MIN_MATRIX_BYTES = 1 << 20      # A at least 1 MB: it does not stay in L2 between the passes
@@ -58,20 +59,6 @@ def _elementwise_over(kernel: Kernel, dot: Node) -> bool:
         and all(o.shape == dot.shape for o in kernel.outputs)
 
 
-def _depends_on(kernel: Kernel, target: Kernel, producer: dict[int, Kernel]) -> bool:
-    stack, seen = [kernel], {id(kernel)}
-    while stack:
-        current = stack.pop()
-        if current is target:
-            return True
-        for inp in current.inputs:
-            source = producer.get(id(inp))
-            if source is not None and id(source) not in seen:
-                seen.add(id(source))
-                stack.append(source)
-    return False
-
-
 def pair_for(second: Kernel, producer: dict[int, Kernel]) -> Kernel | None:
     """The dot kernel computing `second`'s vector from the same matrix, if they fuse."""
     if second.kind != "dot" or second.dot is None:
@@ -95,7 +82,7 @@ def pair_for(second: Kernel, producer: dict[int, Kernel]) -> Kernel | None:
     for inp in second.inputs:
         source = producer.get(id(inp))
         if id(inp) not in written and source is not None and \
-                _depends_on(source, first, producer):
+                depends_on(source, first, producer):
             return None
     return first
 

@@ -155,17 +155,22 @@ def _joins(group: Kernel, kernel: Kernel, space, producer, owner) -> bool:
             reads_group = True
             continue
         source = producer.get(id(inp))
-        if source is not None and _depends_on(owner.get(id(source), source), group,
+        if source is not None and depends_on(owner.get(id(source), source), group,
                                               producer, owner):
             return False
     return reads_group and row_local(kernel, rows, written)
 
 
-def _depends_on(kernel: Kernel, group: Kernel, producer, owner) -> bool:
+def depends_on(kernel: Kernel, target: Kernel, producer: dict, owner: dict | None = None
+               ) -> bool:
+    """Whether `kernel` reads, through any chain of kernels, what `target` writes.
+    `producer` maps an array's id to the kernel writing it; `owner` a kernel's id to the
+    group that absorbed it (row fusion's merged stages)."""
+    owner = owner or {}
     stack, seen = [kernel], {id(kernel)}
     while stack:
         current = stack.pop()
-        if current is group:
+        if current is target:
             return True
         for inp in current.inputs:
             source = producer.get(id(inp))

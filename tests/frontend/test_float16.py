@@ -113,3 +113,15 @@ def test_composite_ufuncs_round_once_as_numpy(name):
     with np.errstate(all="ignore"):
         expected = fn(x)
     assert_like_numpy(xlanb.jit(fn)(x), expected, dtype=np.float16)
+
+
+def test_mean_with_float16_dtype_and_var_sum_in_float16():
+    """np.mean(x) of float16 sums in float32, but np.mean(x, dtype=np.float16) and np.var's
+    mean sum in float16 (NumPy's _mean/_var), overflowing where NumPy does."""
+    x = (np.full(1000, 100) + np.arange(1000) % 7).astype(np.float16)
+    fn = lambda x: (np.mean(x), np.mean(x, dtype=np.float16), np.var(x), np.std(x),  # noqa
+                    np.mean(x[:100], dtype=np.float16), np.var(x[:100]))
+    with np.errstate(all="ignore"):
+        expected = fn(x)
+    assert np.isinf(expected[1]) and np.isinf(expected[2])
+    assert_like_numpy(xlanb.jit(fn)(x), expected, dtype=np.float16)

@@ -16,7 +16,10 @@ notebook; this walks only what the function can name:
   instance's `__dict__`, its class's `__mro__` dicts, slots; a property's getter is a
   function), so `model.rng`, `helpers.RNG` and `self.sample()` reading `self._rng` are
   found, and no property or `__getattr__` runs;
-- containers (list, tuple, dict, set, partial, object arrays) are walked item by item.
+- containers (list, tuple, dict, set, partial, object arrays) are walked item by item;
+  objects of types implemented in C (an `lru_cache` wrapper's cache, a deque, a suspended
+  generator's frame, a C extension's object) by what they refer to (`gc.get_referents`),
+  and a weak reference by its referent.
 
 Names looked up by computed strings (`getattr(m, "r" + "ng")`) are not seen.  A walk
 that grows past WALK_BUDGET objects, or meets a container changed by another thread,
@@ -107,11 +110,15 @@ class _Walk:
                 self.add(getattr(value, part, None))
         elif isinstance(value, types.ModuleType) and _is_library(getattr(value, "__file__", "")):
             return                                # NumPy's own state is a start point
+        elif isinstance(value, weakref.ReferenceType):
+            self.add(value())                     # calling a weak reference runs no code
         else:
             self.add(_static_attribute(value, "__wrapped__"))     # functools.wraps
             self.guided.append(value)
             for name in self.names:
                 self.add(_static_attribute(value, name))
+            for item in _unnamed_referents(value):   # held in C: no name leads there
+                self.add(item)
 
     def visit_function(self, fn: types.FunctionType) -> None:
         for cell in fn.__closure__ or ():
@@ -184,6 +191,32 @@ def _static_attribute(obj: Any, name: str) -> Any:
                 return None
         return attribute
     return None
+
+
+def _unnamed_referents(value: Any) -> list[Any]:
+    """What `value` refers to that no attribute name reaches: what C code holds (an
+    lru_cache's cache, a deque's items, a suspended generator's locals, a C extension
+    object's fields), as the collector sees it (`gc.get_referents`, which runs no user
+    code).  Empty for an instance of a plain Python class (its class, `__dict__` and slots
+    are looked into by name), and for classes and modules (looked into by name only)."""
+    if isinstance(value, (type, types.ModuleType)):
+        return []
+    named = {id(type(value))}
+    try:
+        own = object.__getattribute__(value, "__dict__")
+    except Exception:                             # noqa: BLE001 - no instance dict
+        own = None
+    if isinstance(own, dict):
+        named.add(id(own))
+        named.update(id(item) for item in own.values())
+    for klass in type(value).__mro__:
+        for attribute in list(klass.__dict__.values()):
+            if isinstance(attribute, types.MemberDescriptorType):
+                try:
+                    named.add(id(attribute.__get__(value, type(value))))   # a slot
+                except Exception:                 # noqa: BLE001 - an unset slot
+                    pass
+    return [item for item in gc.get_referents(value) if id(item) not in named]
 
 
 def _holds_objects(value: Any) -> bool:

@@ -180,3 +180,21 @@ def test_a_generator_made_and_dropped_while_tracing_is_a_constant():
         return x + np.random.default_rng(5).normal(size=3)
     x = np.zeros(3)
     np.testing.assert_array_equal(xlanb.jit(f)(x), f(x))
+
+
+def test_a_generator_in_an_installed_package_is_walked(tmp_path, monkeypatch):
+    """A package in site-packages may keep a generator in a module global: its functions'
+    globals are walked as the user's (NumPy's, xlanb's and the standard library's are
+    not), or its draws while tracing would be baked into the program."""
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    (site / "xlanb_test_installed.py").write_text(
+        "import numpy as np\n_RNG = np.random.default_rng(0)\n"
+        "def noise(n):\n    return _RNG.normal(size=n)\n")
+    monkeypatch.setattr(reachable, "_STDLIB_DIRS", (str(tmp_path) + "/",))
+    monkeypatch.setattr(reachable, "_SITE_DIRS", (str(site) + "/",))
+    monkeypatch.syspath_prepend(str(site))
+    import xlanb_test_installed as installed
+    assert id(installed._RNG.bit_generator) in _found(lambda x: x + installed.noise(3))
+    with pytest.raises(UnsupportedNumPyFunctionError, match="drawn from while tracing"):
+        xlanb.jit(lambda x: x + installed.noise(3))(np.zeros(3))

@@ -10,8 +10,9 @@ notebook; this walks only what the function can name:
   object), its arguments, and NumPy's global RandomState;
 - a Python function adds the names its code uses (`co_names`: globals *and* attribute
   names) and is walked like the start, except that the globals of library functions
-  (NumPy, xlanb, the standard library, site-packages) are not (their closures are:
-  `grad(loss)` holds `loss`), and library modules are not looked into;
+  (NumPy, xlanb, the standard library) are not (their closures are: `grad(loss)` holds
+  `loss`), and library modules are not looked into.  Other installed packages are walked
+  as the user's code: one may keep a generator of its own in a module global;
 - modules, classes and other objects are looked into only by those names, statically (an
   instance's `__dict__`, its class's `__mro__` dicts, slots; a property's getter is a
   function), so `model.rng`, `helpers.RNG` and `self.sample()` reading `self._rng` are
@@ -41,10 +42,19 @@ import numpy as np
 WALK_BUDGET = 20_000        # objects; past it, scan the whole heap instead
 _ATOMS = (np.ndarray, np.generic, int, float, complex, bool, str, bytes, type(None))
 _CONTAINERS = (list, tuple, set, frozenset)
-_LIBRARY_DIRS = tuple(os.path.abspath(p) + os.sep for p in {
-    *(sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")),
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),          # xlanb
-    os.path.dirname(os.path.abspath(np.__file__))} if p)
+
+
+def _dirs(*paths) -> tuple[str, ...]:
+    return tuple(sorted({os.path.abspath(p) + os.sep for p in paths if p}))
+
+
+# Code that keeps no NumPy generator of its own (NumPy's global RandomState is a start
+# point): xlanb, NumPy and the standard library.  Other installed packages (site-packages)
+# are walked as the user's code: one may keep a generator in a module global.
+_OWN_DIRS = _dirs(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),   # xlanb
+                  os.path.dirname(os.path.abspath(np.__file__)))
+_STDLIB_DIRS = _dirs(*(sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib")))
+_SITE_DIRS = _dirs(*(sysconfig.get_paths().get(k) for k in ("purelib", "platlib")))
 
 
 class _Walk:
@@ -234,4 +244,9 @@ def _code_names(code: types.CodeType) -> list[str]:
 
 
 def _is_library(filename: str) -> bool:
-    return bool(filename) and os.path.abspath(filename).startswith(_LIBRARY_DIRS)
+    """xlanb, NumPy or the standard library (not its site-packages)."""
+    if not filename:
+        return False
+    path = os.path.abspath(filename)
+    return path.startswith(_OWN_DIRS) or (path.startswith(_STDLIB_DIRS) and
+                                          not path.startswith(_SITE_DIRS))

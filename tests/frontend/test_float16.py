@@ -91,3 +91,37 @@ def test_gradient_through_float16():
     t = np.tanh(X).astype(np.float32)
     expected = 2 * t * (1 - t * t)
     assert_like_numpy(got, expected, dtype=np.float16, k=16)
+
+
+COMPOSITES = {                     # ufuncs that lower to several IR ops
+    "hypot": lambda x: np.hypot(x, x),            # x*x overflows float16 past 256
+    "logaddexp": lambda x: np.logaddexp(x, x * 0.5),
+    "sinh": lambda x: np.sinh(x * 0.05), "cosh": lambda x: np.cosh(x * 0.05),
+    "tan": lambda x: np.tan(x * 0.01), "arcsinh": lambda x: np.arcsinh(x),
+    "arccos": lambda x: np.arccos(x / 1000), "log10": lambda x: np.log10(x + 1),
+    "rad2deg": lambda x: np.rad2deg(x), "reciprocal": lambda x: np.reciprocal(x + 1),
+    "exp2": lambda x: np.exp2(x * 0.01), "fmod": lambda x: np.fmod(x, 7.3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+def test_composite_ufuncs_round_once_as_numpy(name):
+    """NumPy's float16 loop computes hypot (etc.) in float32 and rounds the result once;
+    rounding each op of the lowering to float16 gave inf for np.hypot(300, 300)."""
+    x = np.linspace(0, 600, 49).astype(np.float16)
+    fn = COMPOSITES[name]
+    with np.errstate(all="ignore"):
+        expected = fn(x)
+    assert_like_numpy(xlanb.jit(fn)(x), expected, dtype=np.float16)
+
+
+def test_mean_with_float16_dtype_and_var_sum_in_float16():
+    """np.mean(x) of float16 sums in float32, but np.mean(x, dtype=np.float16) and np.var's
+    mean sum in float16 (NumPy's _mean/_var), overflowing where NumPy does."""
+    x = (np.full(1000, 100) + np.arange(1000) % 7).astype(np.float16)
+    fn = lambda x: (np.mean(x), np.mean(x, dtype=np.float16), np.var(x), np.std(x),  # noqa
+                    np.mean(x[:100], dtype=np.float16), np.var(x[:100]))
+    with np.errstate(all="ignore"):
+        expected = fn(x)
+    assert np.isinf(expected[1]) and np.isinf(expected[2])
+    assert_like_numpy(xlanb.jit(fn)(x), expected, dtype=np.float16)

@@ -2,9 +2,11 @@
 what it names instead of the whole heap.  Each way a function can reach a generator must be
 found (or a draw while tracing would be baked into the program), and the walk must run no
 user code (properties, __getattr__)."""
+import collections
 import functools
 import sys
 import types
+import weakref
 
 import numpy as np
 import pytest
@@ -77,6 +79,30 @@ def _ways_to_reach():
     boxes[1] = rng9
     cases.append(("an object array", lambda x: x + boxes[1].normal(), (), rng9))
 
+    rng10 = np.random.default_rng(10)
+
+    @functools.lru_cache(None)
+    def cached_rng():
+        return rng10
+    cached_rng()
+    cases.append(("an lru_cache's cache", lambda x: x + cached_rng().normal(), (), rng10))
+    rng11 = np.random.default_rng(11)
+    queue = collections.deque([rng11])
+    cases.append(("a deque", lambda x: x + queue[0].normal(), (), rng11))
+
+    def draws(r):
+        while True:
+            yield r.normal()
+    rng12 = np.random.default_rng(12)
+    stream = draws(rng12)
+    next(stream)
+    cases.append(("a suspended generator's locals", lambda x: x + next(stream), (), rng12))
+    rng13 = np.random.default_rng(13)
+    holder13 = _Holder(rng13)
+    ref = weakref.ref(holder13)
+    cases.append(("a weak reference", lambda x: x + ref().noise(1), (), rng13))
+    cases[-1] += (holder13,)                         # keeps the referent alive
+
     def default(x, r=np.random.default_rng(8)):
         return x + r.normal()
     cases.append(("a default argument", default, (), default.__defaults__[0]))
@@ -86,7 +112,8 @@ def _ways_to_reach():
 WAYS = _ways_to_reach()
 
 
-@pytest.mark.parametrize("what, fn, inputs, rng", WAYS, ids=[case[0] for case in WAYS])
+@pytest.mark.parametrize("what, fn, inputs, rng", [case[:4] for case in WAYS],
+                         ids=[case[0] for case in WAYS])
 def test_every_way_to_reach_a_generator_is_walked(what, fn, inputs, rng):
     bit_generator = rng.bit_generator if isinstance(rng, np.random.Generator) else \
         rng._bit_generator
@@ -127,3 +154,47 @@ def test_a_method_draw_while_tracing_is_refused():
         return x + model.noise(3)
     with pytest.raises(UnsupportedNumPyFunctionError, match="drawn from while tracing"):
         xlanb.jit(f)(np.zeros(3))
+
+
+@pytest.mark.parametrize("cached", [True, False], ids=["made before", "made while tracing"])
+def test_a_draw_from_a_generator_held_in_c_is_refused(cached):
+    """An lru_cache'd generator (its cache lives in C): drawn from while tracing, its numbers
+    were baked into the program, the same on every call.  Made by the first call, during
+    the trace, it was in no snapshot at all."""
+    @functools.lru_cache(None)
+    def shared_rng():
+        return np.random.default_rng(0)
+    if cached:
+        shared_rng()
+
+    def f(x):
+        return x + shared_rng().normal(size=3)
+    with pytest.raises(UnsupportedNumPyFunctionError, match="drawn from while tracing"):
+        xlanb.jit(f)(np.zeros(3))
+
+
+def test_a_generator_made_and_dropped_while_tracing_is_a_constant():
+    """A generator made and seeded inside the function gives the same numbers on every
+    call under NumPy too: nothing to refuse."""
+    def f(x):
+        return x + np.random.default_rng(5).normal(size=3)
+    x = np.zeros(3)
+    np.testing.assert_array_equal(xlanb.jit(f)(x), f(x))
+
+
+def test_a_generator_in_an_installed_package_is_walked(tmp_path, monkeypatch):
+    """A package in site-packages may keep a generator in a module global: its functions'
+    globals are walked as the user's (NumPy's, xlanb's and the standard library's are
+    not), or its draws while tracing would be baked into the program."""
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    (site / "xlanb_test_installed.py").write_text(
+        "import numpy as np\n_RNG = np.random.default_rng(0)\n"
+        "def noise(n):\n    return _RNG.normal(size=n)\n")
+    monkeypatch.setattr(reachable, "_STDLIB_DIRS", (str(tmp_path) + "/",))
+    monkeypatch.setattr(reachable, "_SITE_DIRS", (str(site) + "/",))
+    monkeypatch.syspath_prepend(str(site))
+    import xlanb_test_installed as installed
+    assert id(installed._RNG.bit_generator) in _found(lambda x: x + installed.noise(3))
+    with pytest.raises(UnsupportedNumPyFunctionError, match="drawn from while tracing"):
+        xlanb.jit(lambda x: x + installed.noise(3))(np.zeros(3))

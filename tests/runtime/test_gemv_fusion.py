@@ -94,3 +94,21 @@ def test_different_matrices_do_not_fuse():
     assert "gemv_pair" not in _kinds(fn, a, c, x, b)
     np.testing.assert_allclose(xlanb.jit(fn, tiered=False)(a, c, x, b), fn(a, c, x, b),
                                rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("name, fn, cols", [
+    ("a slice of A @ x", lambda a, x, b: a.T @ np.tanh(a @ x) - (a @ x)[5:5 + a.shape[1]],
+     300),
+    ("the residual, A square", lambda a, x, b: a.T @ (a @ x - b) + (a @ x - b), 600),
+    ("the residual reversed, A square",
+     lambda a, x, b: a.T @ (a @ x - b) * (a @ x - b)[::-1], 600),
+])
+def test_second_epilogue_reading_the_first_kernels_values(name, fn, cols):
+    """The second dot's epilogue runs after the sweep over A's rows: reading a value of the
+    first kernel there (A @ x at rows 5..) got the last row's `s_` for every element, a
+    silently wrong result (0.26 relative error); such pairs stay two kernels."""
+    args = _problem(np.float64, rows=600, cols=cols)
+    a, x, b = args
+    got, want = xlanb.jit(fn, tiered=False)(*args), fn(*args)
+    terms = float((np.abs(a).T @ (np.abs(a) @ np.abs(x) + np.abs(b))).max())
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12 * terms)

@@ -1,7 +1,7 @@
 """Accuracy, special values, vectorization and caching of xlanb_runtime.codegen.vecmath.
 
 Each function is called from a small njit loop kernel compiled the way generated
-kernels are (error_model="numpy", fastmath={"nsz","arcp","contract","afn"}) and
+kernels are (error_model="numpy", fastmath=codegen.cpu.BASE_FASTMATH) and
 compared in ULPs with a reference that is (almost) correctly rounded:
 float32 -> the float64 NumPy result rounded to float32; float64 -> the
 np.longdouble NumPy result rounded to float64 (mpmath for erf).  The reference
@@ -18,8 +18,9 @@ import numba
 import pytest
 
 from xlanb_runtime.codegen import vecmath as vm
+from xlanb_runtime.codegen.cpu import BASE_FASTMATH
 
-KERNEL_FASTMATH = {"nsz", "arcp", "contract", "afn"}
+KERNEL_FASTMATH = set(BASE_FASTMATH)
 F32, F64 = np.float32, np.float64
 
 # Max ULP error allowed (measured maximum on the dev machine + 1 for slack;
@@ -278,7 +279,7 @@ _GEN_MODULE = '''
 import numba, numpy as np
 from xlanb_runtime.codegen.vecmath import exp_f32, tanh_f32, erf_f64
 
-@numba.njit(error_model="numpy", fastmath={"nsz", "arcp", "contract", "afn"}, cache=True)
+@numba.njit(error_model="numpy", fastmath={"nsz", "contract", "afn"}, cache=True)
 def kernel(x, y, out32, out64):
     for i in range(x.shape[0]):
         v = x[i]
@@ -341,7 +342,7 @@ def test_reassoc_safe_functions_keep_accuracy_in_a_reassociating_reduction(dtype
     assert {"exp_f32", "exp_f64"} <= REASSOC_SAFE
     exp = exp_f32 if dtype == np.float32 else exp_f64
 
-    @numba.njit(fastmath={"nsz", "arcp", "contract", "afn", "reassoc"}, error_model="numpy")
+    @numba.njit(fastmath=KERNEL_FASTMATH | {"reassoc"}, error_model="numpy")
     def kernel(x, out):
         total = np.float64(0)
         for i in range(x.size):
@@ -511,7 +512,7 @@ def test_pow_loop_vectorizes(dt):
 @pytest.mark.parametrize("dt", [F32, F64], ids=["f32", "f64"])
 def test_sealed_pow_inlines_into_a_reassociating_sum(dt):
     """sum(x ** y) compiles with `reassoc`: the sealed pow (marked alwaysinline; LLVM left it
-    a scalar call) must inline, vectorize and keep its accuracy (its own flags: no `arcp`,
+    a scalar call) must inline, vectorize and keep its accuracy (its own flags, not the kernel's,
     so bits may differ from the function inlined into a kernel that has it)."""
     fname = vm.POW[0 if dt == F32 else 1]
     fn = getattr(vm, vm.SEALED[fname])

@@ -10,13 +10,17 @@ notebook; this walks only what the function can name:
   object), its arguments, and NumPy's global RandomState;
 - a Python function adds the names its code uses (`co_names`: globals *and* attribute
   names) and is walked like the start, except that the globals of library functions
-  (NumPy, xlanb, the standard library, site-packages) are not (their closures are:
-  `grad(loss)` holds `loss`), and library modules are not looked into;
+  (NumPy, xlanb, the standard library) are not (their closures are: `grad(loss)` holds
+  `loss`), and library modules are not looked into.  Other installed packages are walked
+  as the user's code: one may keep a generator of its own in a module global;
 - modules, classes and other objects are looked into only by those names, statically (an
   instance's `__dict__`, its class's `__mro__` dicts, slots; a property's getter is a
   function), so `model.rng`, `helpers.RNG` and `self.sample()` reading `self._rng` are
   found, and no property or `__getattr__` runs;
-- containers (list, tuple, dict, set, partial, object arrays) are walked item by item.
+- containers (list, tuple, dict, set, partial, object arrays) are walked item by item;
+  objects of types implemented in C (an `lru_cache` wrapper's cache, a deque, a suspended
+  generator's frame, a C extension's object) by what they refer to (`gc.get_referents`),
+  and a weak reference by its referent.
 
 Names looked up by computed strings (`getattr(m, "r" + "ng")`) are not seen.  A walk
 that grows past WALK_BUDGET objects, or meets a container changed by another thread,
@@ -40,10 +44,19 @@ from .free_variables import code_names
 WALK_BUDGET = 20_000        # objects; past it, scan the whole heap instead
 _ATOMS = (np.ndarray, np.generic, int, float, complex, bool, str, bytes, type(None))
 _CONTAINERS = (list, tuple, set, frozenset)
-_LIBRARY_DIRS = tuple(os.path.abspath(p) + os.sep for p in {
-    *(sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")),
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),          # xlanb
-    os.path.dirname(os.path.abspath(np.__file__))} if p)
+
+
+def _dirs(*paths) -> tuple[str, ...]:
+    return tuple(sorted({os.path.abspath(p) + os.sep for p in paths if p}))
+
+
+# Code that keeps no NumPy generator of its own (NumPy's global RandomState is a start
+# point): xlanb, NumPy and the standard library.  Other installed packages (site-packages)
+# are walked as the user's code: one may keep a generator in a module global.
+_OWN_DIRS = _dirs(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),   # xlanb
+                  os.path.dirname(os.path.abspath(np.__file__)))
+_STDLIB_DIRS = _dirs(*(sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib")))
+_SITE_DIRS = _dirs(*(sysconfig.get_paths().get(k) for k in ("purelib", "platlib")))
 
 
 class _Walk:
@@ -109,11 +122,15 @@ class _Walk:
                 self.add(getattr(value, part, None))
         elif isinstance(value, types.ModuleType) and _is_library(getattr(value, "__file__", "")):
             return                                # NumPy's own state is a start point
+        elif isinstance(value, weakref.ReferenceType):
+            self.add(value())                     # calling a weak reference runs no code
         else:
             self.add(_static_attribute(value, "__wrapped__"))     # functools.wraps
             self.guided.append(value)
             for name in self.names:
                 self.add(_static_attribute(value, name))
+            for item in _unnamed_referents(value):   # held in C: no name leads there
+                self.add(item)
 
     def visit_function(self, fn: types.FunctionType) -> None:
         for cell in fn.__closure__ or ():
@@ -188,10 +205,41 @@ def _static_attribute(obj: Any, name: str) -> Any:
     return None
 
 
+def _unnamed_referents(value: Any) -> list[Any]:
+    """What `value` refers to that no attribute name reaches: what C code holds (an
+    lru_cache's cache, a deque's items, a suspended generator's locals, a C extension
+    object's fields), as the collector sees it (`gc.get_referents`, which runs no user
+    code).  Empty for an instance of a plain Python class (its class, `__dict__` and slots
+    are looked into by name), and for classes and modules (looked into by name only)."""
+    if isinstance(value, (type, types.ModuleType)):
+        return []
+    named = {id(type(value))}
+    try:
+        own = object.__getattribute__(value, "__dict__")
+    except Exception:                             # noqa: BLE001 - no instance dict
+        own = None
+    if isinstance(own, dict):
+        named.add(id(own))
+        named.update(id(item) for item in own.values())
+    for klass in type(value).__mro__:
+        for attribute in list(klass.__dict__.values()):
+            if isinstance(attribute, types.MemberDescriptorType):
+                try:
+                    named.add(id(attribute.__get__(value, type(value))))   # a slot
+                except Exception:                 # noqa: BLE001 - an unset slot
+                    pass
+    return [item for item in gc.get_referents(value) if id(item) not in named]
+
+
 def _holds_objects(value: Any) -> bool:
     """An ndarray of dtype object: walked item by item like a list."""
     return isinstance(value, np.ndarray) and value.dtype.kind == "O"
 
 
 def _is_library(filename: str) -> bool:
-    return bool(filename) and os.path.abspath(filename).startswith(_LIBRARY_DIRS)
+    """xlanb, NumPy or the standard library (not its site-packages)."""
+    if not filename:
+        return False
+    path = os.path.abspath(filename)
+    return path.startswith(_OWN_DIRS) or (path.startswith(_STDLIB_DIRS) and
+                                          not path.startswith(_SITE_DIRS))

@@ -754,7 +754,7 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
                 raise
         if context.conversion_error is not None:   # caught by the user's code, which
             raise context.conversion_error         # then went on without the value
-        drawn = drawn_since(states)
+        drawn = drawn_since(states, fn, (args, kwargs))
         if drawn:                                  # a global `rng`: its numbers baked in
             context.drew_while_tracing(fn, drawn)
         out_leaves, out_tree = tree_flatten(result)

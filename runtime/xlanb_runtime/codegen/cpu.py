@@ -37,7 +37,10 @@ from .. import flags
 from . import complex_math, half, rng, templates, thread_calibration
 from .vecmath import REASSOC_SAFE, SEALED
 
-BASE_FASTMATH = ("nsz", "arcp", "contract", "afn")
+# No `arcp`: with it LLVM turns float32 `y / np.sqrt(x)` into an rsqrt estimate plus a
+# Newton step, which gives nan for x = 0 and x = inf (NumPy: inf, 0) and is not correctly
+# rounded (1/sqrt(4) = 0.49999997); NumPy's division is IEEE division
+BASE_FASTMATH = ("nsz", "contract", "afn")
 MAX_INDEX_TEXT = 200     # characters: a longer index expression becomes a variable
 SCAN_CHUNK = 256         # elements of a last-axis scan per pass through its L1 buffer
 

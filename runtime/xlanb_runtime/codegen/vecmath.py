@@ -15,7 +15,7 @@ Generated kernels import the per-dtype functions by name::
     from xlanb_runtime.codegen.vecmath import exp_f32, tanh_f32
 
 and call them inside loops compiled with ``njit(error_model="numpy",
-fastmath={"nsz", "arcp", "contract", "afn"}, cache=True)``.  ``VECMATH`` maps an
+fastmath={"nsz", "contract", "afn"}, cache=True)`` (codegen/cpu.py).  ``VECMATH`` maps an
 op name to its ``(float32 name, float64 name)``.  The functions are
 ``njit(inline="always")``: Numba inlines them into the caller's IR, so they get
 the caller's fastmath flags and vectorize with it; called from Python or

@@ -14,8 +14,8 @@ f64, 1 thread: 1.57 ms -> 0.88 ms).  The first dot's epilogue `g` is any element
 function of its row; the second dot's epilogue runs on the accumulated (n,) result.
 
 Preconditions: both dots are plain 2-D-by-1-D float contractions of the same A, the second
-reads the first kernel's output as its vector, and nothing else the second kernel reads is
-computed from the first.  Only where A is too big for the caches (MIN_MATRIX_BYTES: then
+reads the first kernel's output as its vector (and only its dot reads it), and nothing else
+the second kernel reads is computed from the first.  Only where A is too big for the caches (MIN_MATRIX_BYTES: then
 BLAS's two passes are cheap) and the accumulated row is small enough to stay in L2
 (MAX_ROW_BYTES).  CPU code generation only (the planner's `row_fusion` switch).
 """
@@ -84,6 +84,10 @@ def pair_for(second: Kernel, producer: dict[int, Kernel]) -> Kernel | None:
         if id(inp) not in written and source is not None and \
                 depends_on(source, first, producer):
             return None
+    # the second epilogue runs after the sweep: a value of the first kernel read there
+    # would be generated from the last row's (`s_`), not read back from its buffer
+    if any(id(i) in written for n in second.nodes if n is not second.dot for i in n.inputs):
+        return None
     return first
 
 

@@ -350,7 +350,6 @@ SIMPLIFY = Rules([
      power_by_multiplying),                                    #   x**4 -> (x*x)*(x*x) .. x**8
     (pat(Op.POW, var("x"), const(-1)), reciprocal),            # x**-1 -> 1/x
     (pat(Op.POW, var("x"), const(0.5)), sqrt),                 # x**0.5 -> sqrt(x)  (*)
-    (pat(Op.POW, var("x"), const(-0.5)), rsqrt),               # x**-0.5 -> rsqrt(x)  (*)
     (pat(Op.DIV, const(1), pat(Op.SQRT, var("x"))), rsqrt),    # 1/sqrt(x) -> rsqrt(x)
     # select
     (pat(Op.SELECT, const(True), var("a"), var()), lambda a: a),   # select(true, a, b) -> a
@@ -377,8 +376,8 @@ SIMPLIFY = Rules([
     (pat(Op.CONCATENATE, var("x")), lambda x: x),              # concatenate(x) -> x
 ])
 # (*) x**0.5 -> sqrt(x) is what NumPy's own scalar-exponent power does (-0.0 and -inf give
-#     -0.0 and nan either way); x**-0.5 -> rsqrt(x) differs from pow at -0.0 and -inf only
-#     (rsqrt gives -inf and nan where pow gives +inf and 0).
+#     -0.0 and nan either way).  x**-0.5 stays a power: NumPy's loop has no rsqrt case, and
+#     rsqrt differs from pow at -0.0 and -inf (-inf and nan where NumPy gives +inf and 0).
 
 
 @register_pass("simplify")

@@ -11,8 +11,9 @@ order; the last token is a hidden output of the program, so none is dead code.
 What cannot be honoured is refused, never baked in: a generator the function reads from a
 global or a closure is drawn from while tracing, which would freeze its numbers into the
 program.  `trace` compares the state of every bit generator the function can reach
-before and after the trace (`snapshot_states` / `drawn_since`) and `jit` raises a named
-error that says to pass the generator in as an argument.
+before and after the trace, and looks for one it can reach only after (made while tracing
+and kept: `snapshot_states` / `drawn_since`); `jit` raises a named error that says to pass
+the generator in as an argument.
 """
 from __future__ import annotations
 
@@ -136,9 +137,14 @@ def snapshot_states(fn, inputs) -> list[tuple[Any, Any]]:
     return [(bg, bg.state) for bg in bit_generators(fn, inputs)]
 
 
-def drawn_since(snapshot) -> list[Any]:
-    """The bit generators whose state changed since `snapshot`."""
-    return [bg for bg, state in snapshot if not _same(bg.state, state)]
+def drawn_since(snapshot, fn, inputs) -> list[Any]:
+    """The bit generators whose state changed since `snapshot`, and those `fn` can reach
+    now that it could not before: made while tracing and kept (an `lru_cache`d or lazily
+    made generator), so NumPy would go on drawing from them on the next call, while the
+    trace's draws from them would be baked in."""
+    known = {id(bg) for bg, _ in snapshot}       # alive while `snapshot` is: ids stay
+    return [bg for bg, state in snapshot if not _same(bg.state, state)] + \
+        [bg for bg in bit_generators(fn, inputs) if id(bg) not in known]
 
 
 def _same(a, b) -> bool:

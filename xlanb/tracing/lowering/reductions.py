@@ -176,10 +176,16 @@ def count_nonzero(a, axis=None, *, keepdims=False):
 
 def mean_node(x: Node, axis, keepdims=False, dtype=None) -> Node:
     result = _default_dtype(np.mean, dtype, x.dtype)
-    acc = np.dtype(np.float32) if result == np.float16 else result
+    acc = _mean_accumulator(result, dtype)
     axes = normalize_axes(axis, x.ndim)
     total = reduce_node(x, "sum", axes, keepdims, acc)
     return _divide(total, B.broadcast(scalar(_count(x.shape, axes), acc), total.shape), result)
+
+
+def _mean_accumulator(result: np.dtype, dtype) -> np.dtype:
+    """np.mean of float16 sums in float32 unless dtype= asks for float16 (NumPy's _mean:
+    then, as np.var's mean, it sums in float16, and overflows past 65504 as NumPy does)."""
+    return np.dtype(np.float32) if result == np.float16 and dtype is None else result
 
 
 def _divide(total: Node, count: Node, result: np.dtype) -> Node:
@@ -196,7 +202,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
     if where is _NoValue or where is True:
         return _with_out(out, wrap(mean_node(x, axis, keepdims, dtype)))
     result = _default_dtype(np.mean, dtype, x.dtype)
-    acc = np.dtype(np.float32) if result == np.float16 else result
+    acc = _mean_accumulator(result, dtype)
     total = reduce_node(_masked(B.convert(x, acc), where, 0), "sum", axis, keepdims)
     ones = _masked(B.broadcast(scalar(1, acc), x.shape), where, 0)
     count = reduce_node(ones, "sum", axis, keepdims)

@@ -354,6 +354,11 @@ def lower_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
             from .library import ufunc_call
             return ufunc_call(ufunc, inputs, dtype)
     nodes, _ = operands(inputs, list(loop[:ufunc.nin]))
+    if any(np.dtype(t) == np.float16 for t in loop[:ufunc.nin]):
+        # NumPy's float16 loops compute the whole function in float32 and round once: a
+        # composite rule (hypot, logaddexp, sinh, tan, ...) computed op by op in float16
+        # would round (and overflow) in between
+        nodes = [B.convert(n, np.float32) if n.dtype == np.float16 else n for n in nodes]
     return mark_weak(wrap(B.convert(rule(*nodes), loop[ufunc.nin])), inputs)
 
 

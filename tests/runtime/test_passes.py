@@ -81,8 +81,15 @@ SPLAT = {"constant": 1, "broadcast": 1}
 
 CASES = [
     # -- simplify: identities --------------------------------------------------------------
-    ("x+0", "simplify", binary("add", "%x", "%z", splat_f32("z", 0.0)), P, EXACT),
-    ("0+x", "simplify", binary("add", "%z", "%x", splat_f32("z", 0.0)), P, EXACT),
+    # float x+0 is kept: -0.0 + 0.0 is +0.0 (1 / (x + 0) is +inf at x = -0.0)
+    ("x+0 kept (float)", "simplify", binary("add", "%x", "%z", splat_f32("z", 0.0)),
+     {**P, **SPLAT, "add": 1}, EXACT),
+    ("0+x kept (float)", "simplify", binary("add", "%z", "%x", splat_f32("z", 0.0)),
+     {**P, **SPLAT, "add": 1}, EXACT),
+    ("x+0 (int)", "simplify",
+     ir("%x = parameter(), arg=0 : s32[4,8]\n%zc = constant(), arg=0 : s32[]\n"
+        "%z = broadcast(%zc), arg=() : s32[4,8]\n%y = add(%x, %z) : s32[4,8]\nreturn (%y)"),
+     P, EXACT),
     ("x-0", "simplify", binary("subtract", "%x", "%z", splat_f32("z", 0.0)), P, EXACT),
     ("x*1", "simplify", binary("multiply", "%x", "%o", splat_f32("o", 1.0)), P, EXACT),
     ("1*x", "simplify", binary("multiply", "%o", "%x", splat_f32("o", 1.0)), P, EXACT),

@@ -1,4 +1,4 @@
-"""Compiled kernels give NumPy's IEEE results at special values: the fastmath flags
+"""Compiled kernels give NumPy's IEEE results at special values (signed zeros included): the fastmath flags
 (codegen/cpu.py BASE_FASTMATH) and the simplify rules must not change them.  With `arcp`,
 LLVM made float32 `1 / np.sqrt(x)` an rsqrt estimate: nan at x = 0 and x = inf (NumPy: inf
 and 0), and 1/sqrt(4) = 0.49999997; `x**-0.5 -> rsqrt(x)` gave -inf and nan at -0.0 and
@@ -20,6 +20,8 @@ FUNCTIONS = {
     "np.power(x, -0.5)": lambda x, y: np.power(x, -0.5),
     "x**0.5": lambda x, y: x ** 0.5,
     "y/sqrt(x*x+1)": lambda x, y: y / np.sqrt(x * x + 1),
+    "1/(x+0)": lambda x, y: 1 / (x + 0.0),          # -0.0 + 0.0 is +0.0: +inf, not -inf
+    "y/(0+x)": lambda x, y: y / (0.0 + x),
 }
 
 

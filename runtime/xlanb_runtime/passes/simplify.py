@@ -318,6 +318,10 @@ def reciprocal(x: Node) -> Node | None:
     return B.binary(Op.DIV, splat(1, x), x) if is_float(x) else None
 
 
+def unless_float(x: Node) -> Node | None:
+    return None if x.dtype.kind in "fc" else x
+
+
 def sqrt(x: Node) -> Node | None:
     return B.unary(Op.SQRT, x) if x.dtype.kind in "fc" else None
 
@@ -333,8 +337,8 @@ IDEMPOTENT = frozenset({Op.MAX, Op.MIN, Op.AND, Op.OR})
 SIMPLIFY = Rules([
     # constant folding first: an op over constants becomes a constant (or a splat)
     (var(), fold_constants),                                   # op(c1, c2) -> c
-    # identities (x+0 -> x returns -0.0 for x = -0.0, where -0.0 + 0.0 is +0.0)
-    (pat(Op.ADD, var("x"), const(0)), lambda x: x),            # x+0, 0+x -> x
+    # identities; x+0 -> x not for floats: x = -0.0 gives -0.0 + 0.0 = +0.0 (1/(x+0) is +inf)
+    (pat(Op.ADD, var("x"), const(0)), unless_float),           # x+0, 0+x -> x
     (pat(Op.SUB, var("x"), const(0)), lambda x: x),            # x-0 -> x
     (pat(Op.MUL, var("x"), const(1)), lambda x: x),            # x*1, 1*x -> x
     (pat(Op.DIV, var("x"), const(1)), lambda x: x),            # x/1 -> x

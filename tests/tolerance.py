@@ -128,7 +128,7 @@ def assert_close(actual, desired, *, n: int = 1, k: float = DEFAULT_K, dtype=Non
     with np.errstate(invalid="ignore"):
         diff = np.abs(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
                       - d.astype(np.complex128 if d.dtype.kind == "c" else np.float64))
-    diff[~np.isfinite(diff)] = 0
+    diff = np.where(np.isfinite(diff), diff, 0)                 # (0-d: a NumPy scalar)
     worst = np.unravel_index(int(np.argmax(diff)), a.shape) if a.ndim else ()
     raise AssertionError(
         f"{prefix}relative norm error {err:.3g} > {bound:.3g} "

@@ -74,11 +74,12 @@ def _compare(expected, got, prog, what, eps_dtype=None):
     e, g = np.asarray(expected), np.asarray(got)
     assert g.dtype == e.dtype, f"{what}: dtype {g.dtype} != NumPy's {e.dtype}"
     assert g.shape == e.shape, f"{what}: shape {g.shape} != NumPy's {e.shape}"
-    if eps_dtype is not None and e.dtype.kind in "fc" and \
-            np.finfo(eps_dtype).eps > np.finfo(e.dtype).eps:
-        assert_close(g, e, n=prog.n, k=prog.k, dtype=eps_dtype, err_msg=what)
-    else:
-        assert_close(g, e, n=prog.n, k=prog.k, err_msg=what)
+    dtype = eps_dtype if eps_dtype is not None and e.dtype.kind in "fc" and \
+        np.finfo(eps_dtype).eps > np.finfo(e.dtype).eps else None
+    scale = None
+    if prog.scale is not None and e.dtype.kind in "fc":
+        scale = max(prog.scale, float(np.linalg.norm(e.astype(np.complex128).ravel())))
+    assert_close(g, e, n=prog.n, k=prog.k, dtype=dtype, scale=scale, err_msg=what)
 
 
 def _compare_call(prog, args_np, args_x, expected, got):

@@ -1,8 +1,9 @@
-"""Compiled kernels give NumPy's IEEE results at special values (signed zeros included): the fastmath flags
-(codegen/cpu.py BASE_FASTMATH) and the simplify rules must not change them.  With `arcp`,
-LLVM made float32 `1 / np.sqrt(x)` an rsqrt estimate: nan at x = 0 and x = inf (NumPy: inf
-and 0), and 1/sqrt(4) = 0.49999997; `x**-0.5 -> rsqrt(x)` gave -inf and nan at -0.0 and
--inf, where NumPy's pow gives +inf and 0."""
+"""Compiled kernels give NumPy's IEEE results at special values, signed zeros included: the
+fastmath flags (codegen/cpu.py BASE_FASTMATH) and the simplify rules must not change them.
+With `arcp`, LLVM made float32 `1 / np.sqrt(x)` an rsqrt estimate: nan at x = 0 and x = inf
+(NumPy: inf and 0), and 1/sqrt(4) = 0.49999997; `x**-0.5 -> rsqrt(x)` gave -inf and nan at
+-0.0 and -inf, where NumPy's pow gives +inf and 0; `x + 0 -> x` gave 1/(x + 0) = -inf at
+x = -0.0, where NumPy gives +inf."""
 from __future__ import annotations
 
 import numpy as np

@@ -37,17 +37,19 @@ class Program:
     jit_error: type | None = None     # the named xlanb error `jit` may raise instead
     n: int = 64                       # longest rounding chain (assert_close's n)
     k: float = 32                     # operations per element (assert_close's k)
+    scale: float | None = None        # results that cancel (a commutator's trace): the size
+                                      # of the terms they sum, for assert_close's scale
 
 
 _REGISTRY: list[Program] = []
 
 
 def program(make_args: Callable, *, jit_error: type | None = None, n: int = 64,
-            k: float = 32):
+            k: float = 32, scale: float | None = None):
     """Register the decorated function as a corpus program with inputs `make_args(rng)`."""
     def register(fn):
         theme = fn.__module__.rsplit(".", 1)[-1]
-        _REGISTRY.append(Program(fn.__name__, fn, make_args, theme, jit_error, n, k))
+        _REGISTRY.append(Program(fn.__name__, fn, make_args, theme, jit_error, n, k, scale))
         return fn
     return register
 

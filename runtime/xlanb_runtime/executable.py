@@ -311,13 +311,20 @@ class DriverBuilder:
         if gen.matmul is not None:
             lhs, rhs, out_shape = gen.matmul
             flat = int(np.prod(out_shape[:-2])) == 1   # 2-D matmul: NumPy's fastest BLAS path
+            lhs_shape = rhs_shape = None
             if flat:
-                out_shape = out_shape[-2:]
+                out_shape = tuple(out_shape[-2:])
+                # a matrix times a vector as 1-D operands: NumPy calls BLAS gemv (a gemm with
+                # one column is a few % slower on a bandwidth-bound 2000x2000 matrix)
+                if out_shape[1] == 1 and out_shape[0] > 1:
+                    rhs_shape, out_shape = (rhs.shape[-2],), (out_shape[0],)
+                elif out_shape[0] == 1 and out_shape[1] > 1:
+                    lhs_shape, out_shape = (lhs.shape[-1],), (out_shape[1],)
             out = self.dot_accumulator(gen)
             if self.accumulator_shape(gen) != tuple(out_shape):   # a no-op reshape costs
                 out = f"{out}.reshape({out_shape!r})"             # a call: small dots feel it
-            self.lines.append(f"np.matmul({self.matmul_operand(lhs, flat)}, "
-                              f"{self.matmul_operand(rhs, flat)}, out={out})"
+            self.lines.append(f"np.matmul({self.matmul_operand(lhs, flat, lhs_shape)}, "
+                              f"{self.matmul_operand(rhs, flat, rhs_shape)}, out={out})"
                               f"   # {kernel.name}")
         if gen.has_function:
             call_args = [self.call_arg(arg, gen) for arg in gen.args]
@@ -331,20 +338,21 @@ class DriverBuilder:
             ins = ", ".join(self.var(i) for i in kernel.inputs)
             self.lines.append(f"_check_nans({kernel.name!r}, [{outs}], [{ins}])")
 
-    def matmul_operand(self, view, flat: bool) -> str:
-        """A dot operand as a (*batch, rows, cols) view for np.matmul, or (rows, cols) when
-        `flat`; copies only what BLAS could not read in place."""
+    def matmul_operand(self, view, flat: bool, vector: tuple | None = None) -> str:
+        """A dot operand as a (*batch, rows, cols) view for np.matmul, (rows, cols) when
+        `flat`, or the 1-D `vector` shape of a (k, 1) or (1, k) operand; copies only what
+        BLAS could not read in place."""
         src = self.var(view.node)
         current = tuple(view.node.shape)
         if view.perm is not None:
             src = f"{src}.transpose({view.perm!r})"
             current = tuple(current[p] for p in view.perm)
-        shape = tuple(view.shape[-2:] if flat else view.shape)
+        shape = vector or tuple(view.shape[-2:] if flat else view.shape)
         if current != shape:
             src = f"{src}.reshape({shape!r})"
         if view.copy:
             src = f"np.ascontiguousarray({src})"
-        if view.transposed:
+        if view.transposed and not vector:
             src += ".T" if flat else ".swapaxes(-1, -2)"
         return src
 

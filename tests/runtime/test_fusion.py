@@ -453,3 +453,30 @@ def test_narrow_dot_is_generated_with_its_epilogue(dtype, rhs_transposed):
     assert (".T)" in executable.driver_source) != rhs_transposed      # the copy
     for got, want in zip(executable.run(args), interpret(graph, args)):
         assert_close(got, want, n=96, scale=graph_scale(graph, args))
+
+
+MATRIX_VECTOR = """
+module m
+  %0 = parameter(), arg=0 : f64[{m},{k}]
+  %1 = parameter(), arg=1 : f64[{v}]
+  %2 = dot({lhs}, {rhs}), arg=((), (), ({lc},), ({rc},)) : f64[{out}]
+  return (%2)
+"""
+
+
+@pytest.mark.parametrize("side", ["A @ x", "x @ A", "A.T @ x"])
+def test_matrix_vector_products_call_blas_on_the_1d_vector(side):
+    """A @ x runs as np.matmul of the 1-D vector (BLAS gemv), not of a (k, 1) matrix (a
+    one-column gemm, a few % slower on a bandwidth-bound matrix)."""
+    text = MATRIX_VECTOR.format(
+        m=300, k=200, v=300 if side != "A @ x" else 200, out=200 if side != "A @ x" else 300,
+        lhs="%1" if side == "x @ A" else "%0", rhs="%0" if side == "x @ A" else "%1",
+        lc={"A @ x": 1, "x @ A": 0, "A.T @ x": 0}[side],
+        rc={"A @ x": 0, "x @ A": 0, "A.T @ x": 0}[side])
+    graph = parse_graph(text)
+    args = random_args(graph, np.random.default_rng(5))
+    executable = runtime.compile(graph)
+    call = next(line for line in executable.driver_source.splitlines() if "np.matmul" in line)
+    assert ".reshape(" not in call, call
+    for got, want in zip(executable.run(args), interpret(graph, args)):
+        assert_close(got, want, n=300, scale=graph_scale(graph, args))

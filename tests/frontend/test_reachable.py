@@ -120,6 +120,20 @@ def test_every_way_to_reach_a_generator_is_walked(what, fn, inputs, rng):
     assert id(bit_generator) in _found(fn, *inputs), what
 
 
+def test_a_dead_weak_proxy_is_skipped():
+    """A weakref proxy whose referent is gone (CI met one in a closure's globals): asking it
+    anything, isinstance included, raises ReferenceError."""
+    class Referent:
+        pass
+    referent = Referent()
+    dead = weakref.proxy(referent)
+    del referent
+
+    def f(x):
+        return x, dead
+    assert _found(f) == {id(np.random.mtrand._rand._bit_generator)}
+
+
 def test_numpys_global_state_is_always_included():
     assert id(np.random.mtrand._rand._bit_generator) in _found(lambda x: x)
 

@@ -68,7 +68,10 @@ class _Walk:
         self.stack: list[Any] = []
 
     def add(self, value: Any) -> None:
-        if isinstance(value, _ATOMS) and not _holds_objects(value):
+        # type(), not isinstance: isinstance asks a weakref proxy for its referent's class,
+        # which raises ReferenceError once the referent is gone (visit skips proxies too)
+        if type(value) in weakref.ProxyTypes or \
+                isinstance(value, _ATOMS) and not _holds_objects(value):
             return
         if id(value) not in self.seen:
             self.seen.add(id(value))

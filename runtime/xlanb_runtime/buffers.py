@@ -16,6 +16,8 @@ bytes are compared with the op-by-op baseline in `memory_analysis()`.
 """
 from __future__ import annotations
 
+import bisect
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,7 +75,7 @@ def assign_buffers(plan: FusionPlan, scratch_needs: dict[str, tuple]) -> BufferA
     for step, kernel in enumerate(plan.kernels):
         for inp in kernel.inputs:
             last_use[id(_root(inp, storage))] = step
-    free: list[tuple[int, int]] = []           # (bytes, block)
+    free: list[tuple[int, int]] = []           # (bytes, block), sorted: best fit by bisect
     releases: dict[int, list[int]] = {}
     for step, kernel in enumerate(plan.kernels):
         for out in kernel.outputs:
@@ -92,15 +94,16 @@ def assign_buffers(plan: FusionPlan, scratch_needs: dict[str, tuple]) -> BufferA
             result.scratch[kernel.name] = block
             releases.setdefault(step, []).append(block)
         for block in releases.pop(step, []):
-            free.append((result.block_bytes[block], block))
+            bisect.insort(free, (result.block_bytes[block], block))
     return result
 
 
 def _take_block(result: BufferAssignment, free: list[tuple[int, int]], nbytes: int) -> int:
-    fitting = sorted((size, block) for size, block in free if size >= nbytes)
-    if fitting:
-        free.remove(fitting[0])
-        return fitting[0][1]
+    """The smallest free block that holds `nbytes`, else a new one.  Sorted and bisected:
+    a program of 40,000 ops sorted its free list once per op (minutes)."""
+    at = bisect.bisect_left(free, (nbytes, -1))
+    if at < len(free):
+        return free.pop(at)[1]
     result.block_bytes.append(max(-(-nbytes // 64) * 64, 64))   # aligned, any dtype views
     return len(result.block_bytes) - 1
 

@@ -27,7 +27,7 @@ from .executable import CompiledKernel, Executable, build_driver, loop_runner
 from .ir import Graph, Op, interpret, print_graph
 from .passes import LOWERING_PIPELINE, OPTIMIZE_PIPELINE, run_pipeline, timed
 from .passes import cost_model
-from .passes.fusion import plan_fusion
+from .passes.fusion import FusionPlan, plan_fusion
 from .passes.loop_reroll import reroll_loops
 from .report import CompileReport
 
@@ -92,6 +92,8 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
         return compile_cuda(graph, options, report)
     settings = flags.current()
     graph = _reroll(graph, options, report)
+    if 0 < settings.xla_max_ops < len(graph.nodes):
+        return _too_many_ops(graph, report, settings.xla_max_ops)
     dumper, optimized, plan = optimize_and_plan(graph, options, report)
     loops = _compile_loop_bodies(plan, target, options, report)
     count = sum(1 for k in plan.kernels if k.kind != "library") + \
@@ -140,6 +142,19 @@ def _reroll(graph: Graph, options: CompileOptions, report: CompileReport) -> Gra
     return rolled
 
 
+def _too_many_ops(graph: Graph, report: CompileReport, budget: int) -> Executable:
+    """A traced program too big to optimize in reasonable time runs op by op as traced.
+    The passes and the fusion planner cost tens of microseconds per op each: a Python loop
+    over array elements that did not roll (its trips differ in a shape: `A[i, :i]`) traces
+    into tens of thousands of ops, and planning them took minutes before the kernel budget
+    could refuse them."""
+    note = (f"{len(graph.nodes)} traced ops exceed the budget of {budget} ops, counted after "
+            "rolling loops (XLANB_FLAGS=--xla_max_ops=N)")
+    plan = FusionPlan(graph, [], {})            # nothing planned: planning is what costs
+    return finish(_over_budget(graph, graph, plan, report, note), None,
+                  lambda d, s, e, g: dump_program(d, s, e), {})
+
+
 def _compile_loop_bodies(plan, target: str, options: CompileOptions,
                          report: CompileReport) -> dict:
     """Each loop kernel's body compiled as a program of its own: kernel name -> (runner,
@@ -171,14 +186,15 @@ def _over_budget(graph: Graph, optimized: Graph, plan, report: CompileReport,
     """An executable that runs the optimized program op by op with NumPy (the reference
     interpreter), compiling nothing more: Numba costs 0.1-0.5 s per kernel, and a Python
     loop over array elements unrolls into hundreds of them."""
-    note = (f"{why}: the optimized program runs op by op with NumPy. Python loops over "
+    state = "optimized" if optimized is not graph else "traced"
+    note = (f"{why}: the {state} program runs op by op with NumPy. Python loops over "
             "array elements unroll into many kernels: vectorize the loop, or raise the "
             "budget")
     warnings.warn(f"`{graph.name}`: {note}.", CompileBudgetWarning, stacklevel=2)
     source = "def run(*args):\n    return tuple(_interpret(_program, args))\n"
     env = {"_interpret": interpret, "_program": optimized, "np": np}
     exec(builtins.compile(source, f"<xlanb driver {graph.name}>", "exec"), env)
-    nodes = [n for k in plan.kernels for n in k.nodes]
+    nodes = [n for n in optimized.nodes if n.op not in (Op.PARAMETER, Op.CONSTANT)]
     kernel = CompiledKernel(
         "op-by-op", "interpreted", [n.op.value for n in nodes], f"# not compiled: {note}",
         sum(k.predicted_seconds() for k in plan.kernels), 0.0, [note],

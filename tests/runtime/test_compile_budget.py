@@ -36,6 +36,23 @@ def test_over_budget_programs_run_op_by_op_with_numpys_results():
     assert "--xla_max_kernels" in kernels[0].decisions[0]
 
 
+def test_programs_over_the_op_budget_run_as_traced_without_planning():
+    rng = np.random.default_rng(3)
+    A, B = rng.random((4, 4)), rng.random((4, 3))
+    expected = B.copy()
+    triangular_update(0.5, A, expected)
+    with flags.overriding(xla_max_ops=20), pytest.warns(CompileBudgetWarning,
+                                                        match="budget of 20 ops"):
+        f = xlanb.jit(triangular_update)
+        compiled = f.lower(0.5, A, B).compile()
+    compiled(0.5, A, B)
+    np.testing.assert_allclose(B, expected, rtol=1e-13)
+    [kernel] = compiled.kernels
+    assert kernel.kind == "interpreted" and "--xla_max_ops" in kernel.decisions[0]
+    assert "traced program runs op by op" in kernel.decisions[0]
+    assert not compiled.executable.plan.kernels          # the fusion planner never ran
+
+
 def test_within_budget_programs_compile():
     with flags.overriding(xla_max_kernels=4):
         f = xlanb.jit(lambda x: np.tanh(x) * 2 + 1)
@@ -43,8 +60,9 @@ def test_within_budget_programs_compile():
     assert all(k.kind != "interpreted" for k in f.last_compiled.kernels)
 
 
-def test_budget_flag_parses():
+def test_budget_flags_parse():
     assert flags.parse("--xla_max_kernels=12").xla_max_kernels == 12
+    assert flags.parse("--xla_max_ops=99").xla_max_ops == 99
 
 
 def test_compile_time_budget_switches_to_op_by_op():

@@ -126,8 +126,9 @@ def merge_rows(kernels: list[Kernel], producer: dict[int, Kernel],
             merged.append(kernel)
             continue
         candidates = groups.setdefault(tuple(space[:-1]), [])
+        upstream = _upstream_of_inputs(kernel, producer, owner)
         group = next((g for g in reversed(candidates)
-                      if _joins(g, kernel, space, producer, owner)), None)
+                      if _joins(g, kernel, space, upstream)), None)
         if group is None:
             group = Kernel("", ROW_KIND, kernel.root, stages=[])
             candidates.append(group)
@@ -140,39 +141,44 @@ def merge_rows(kernels: list[Kernel], producer: dict[int, Kernel],
     return result
 
 
-def _joins(group: Kernel, kernel: Kernel, space, producer, owner) -> bool:
+def _joins(group: Kernel, kernel: Kernel, space, upstream: dict[int, set[int]]) -> bool:
     """Whether `kernel` can run as the next stage of `group`: it reads something the
     group writes or reads (a buffer swept once for both), every other buffer it reads is
     ready before the group starts, and it reads the group's outputs only at its own
-    row."""
+    row.  `upstream` maps each input to the kernels it is computed from."""
     rows = tuple(space[:-1])
     written = {id(o) for o in group.outputs}
     read = {id(i) for i in group.inputs}
-    reads_group = False
+    if not any(id(i) in written or id(i) in read for i in kernel.inputs):
+        return False
+    if any(id(group) in upstream.get(id(i), ()) for i in kernel.inputs
+           if id(i) not in written):
+        return False
+    return row_local(kernel, rows, written)
+
+
+def _upstream_of_inputs(kernel: Kernel, producer: dict, owner: dict) -> dict[int, set[int]]:
+    """id(input) -> ids of the kernels (or row groups) that input is computed from,
+    through any chain.  Walked once per kernel, not once per candidate group: on a long
+    unrolled loop a walk per candidate made row fusion cubic in the kernel count."""
+    walks: dict[int, set[int]] = {}
+    result = {}
     for inp in kernel.inputs:
-        reads_group = reads_group or id(inp) in read
-        if id(inp) in written:
-            reads_group = True
-            continue
         source = producer.get(id(inp))
-        if source is not None and depends_on(owner.get(id(source), source), group,
-                                              producer, owner):
-            return False
-    return reads_group and row_local(kernel, rows, written)
+        if source is None:
+            continue
+        source = owner.get(id(source), source)
+        if id(source) not in walks:
+            walks[id(source)] = _upstream(source, producer, owner)
+        result[id(inp)] = walks[id(source)]
+    return result
 
 
-def depends_on(kernel: Kernel, target: Kernel, producer: dict, owner: dict | None = None
-               ) -> bool:
-    """Whether `kernel` reads, through any chain of kernels, what `target` writes.
-    `producer` maps an array's id to the kernel writing it; `owner` a kernel's id to the
-    group that absorbed it (row fusion's merged stages)."""
-    owner = owner or {}
+def _upstream(kernel: Kernel, producer: dict, owner: dict) -> set[int]:
+    """ids of `kernel` and every kernel it reads from, through any chain."""
     stack, seen = [kernel], {id(kernel)}
     while stack:
-        current = stack.pop()
-        if current is target:
-            return True
-        for inp in current.inputs:
+        for inp in stack.pop().inputs:
             source = producer.get(id(inp))
             if source is None:
                 continue
@@ -180,7 +186,15 @@ def depends_on(kernel: Kernel, target: Kernel, producer: dict, owner: dict | Non
             if id(source) not in seen:
                 seen.add(id(source))
                 stack.append(source)
-    return False
+    return seen
+
+
+def depends_on(kernel: Kernel, target: Kernel, producer: dict, owner: dict | None = None
+               ) -> bool:
+    """Whether `kernel` reads, through any chain of kernels, what `target` writes.
+    `producer` maps an array's id to the kernel writing it; `owner` a kernel's id to the
+    group that absorbed it (row fusion's merged stages)."""
+    return id(target) in _upstream(kernel, producer, owner or {})
 
 
 def _append_stage(group: Kernel, stage: Kernel, producer) -> None:

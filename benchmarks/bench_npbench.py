@@ -65,15 +65,19 @@ def prepare(root: Path, info: dict, preset: str):
     """The kernel, its arguments in order and the indices of its static (non-array) ones."""
     folder = root / "npbench" / "benchmarks" / info["relative_path"]
     sys.path.insert(0, str(folder))              # some kernels import siblings
-    init = load_module(folder / f"{info['module_name']}.py", f"npb_init_{info['module_name']}")
     kernel_module = load_module(folder / f"{info['module_name']}_numpy.py",
                                 f"npb_{info['module_name']}_numpy")
     params = dict(info["parameters"][preset])
-    init_spec = info["init"]
-    made = getattr(init, init_spec["func_name"])(*(params[a] for a in init_spec["input_args"]))
-    if len(init_spec["output_args"]) == 1:
-        made = (made,)
-    values = {**params, **dict(zip(init_spec["output_args"], made))}
+    values = dict(params)
+    init_spec = info.get("init")                 # absent: every argument is a parameter
+    if init_spec:
+        init = load_module(folder / f"{info['module_name']}.py",
+                           f"npb_init_{info['module_name']}")
+        made = getattr(init, init_spec["func_name"])(*(params[a]
+                                                      for a in init_spec["input_args"]))
+        if len(init_spec["output_args"]) == 1:
+            made = (made,)
+        values.update(zip(init_spec["output_args"], made))
     args = [values[a] for a in info["input_args"]]
     static = tuple(i for i, a in enumerate(info["input_args"])
                    if a not in info.get("array_args", []))

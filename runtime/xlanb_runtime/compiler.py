@@ -22,6 +22,7 @@ from . import flags, trace_events
 from .buffers import assign_buffers
 from .dump import ModuleDumper, fusion_dot
 from .codegen import cache
+from .codegen.compiled_loop import compiled_loop
 from .codegen.cpu import generate
 from .executable import CompiledKernel, Executable, build_driver, loop_runner
 from .ir import Graph, Op, interpret, print_graph
@@ -127,6 +128,7 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
                                              traced=bool(settings.xla_trace_to))
     executable = Executable(graph, optimized, plan, kernels, driver, driver_source, buffers,
                             report)
+    executable.generated, executable.dispatchers = generated, dispatchers
     return finish(executable, dumper, _dump, generated)
 
 
@@ -169,8 +171,25 @@ def _compile_loop_bodies(plan, target: str, options: CompileOptions,
         for phase in body_report.phases:
             report.phases.append(dataclasses.replace(phase,
                                                      name=f"{kernel.name}/{phase.name}"))
-        loops[kernel.name] = (loop_runner(body, spec.trips, spec.carried), body)
+        loops[kernel.name] = (_loop_runner(kernel, body, spec, target, report), body)
     return loops
+
+
+def _loop_runner(kernel, body: Executable, spec, target: str, report: CompileReport):
+    """The loop inside one Numba function where its body allows, else the body's driver
+    called once per trip; the choice is one of the kernel's decisions."""
+    if target == "cpu":
+        with report.phase(f"{kernel.name}/compiled-loop", "compile"):
+            try:
+                runner = compiled_loop(body, spec.trips, spec.carried)
+            except numba.core.errors.NumbaError as error:   # the per-trip driver is exact
+                runner = None
+                kernel.decisions.append(f"loop: trips run by the Python driver (compiling "
+                                        f"them as one function: {type(error).__name__})")
+        if runner is not None:
+            kernel.decisions.append(f"loop: {spec.trips} trips in one compiled function")
+            return runner
+    return loop_runner(body, spec.trips, spec.carried)
 
 
 class CompileBudgetWarning(UserWarning):

@@ -186,8 +186,10 @@ class DriverBuilder:
 
     def __init__(self, plan: FusionPlan, buffers: BufferAssignment,
                  generated: dict[str, GeneratedKernel], dispatchers: dict[str, Callable],
-                 debug_nans: bool = False):
+                 debug_nans: bool = False, for_numba: bool = False):
         self.plan, self.buffers = plan, buffers
+        # the subset of Python Numba compiles (codegen/compiled_loop.py): no arena
+        self.for_numba = for_numba
         self.generated, self.dispatchers = generated, dispatchers
         self.names: dict[int, str] = {}
         # NumPy's own `empty`, even where a front end wraps the module's (inspect.unwrap)
@@ -238,13 +240,38 @@ class DriverBuilder:
             self.lines.append(f"{name} = _empty({node.shape!r}, np.{node.dtype.name})")
 
     def build(self) -> tuple[str, dict]:
+        params, outs = self.emit_program()
+        body = "\n".join("    " + line for line in self.lines)
+        source = (f"def run({', '.join(params)}):\n{body}\n"
+                  f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})\n")
+        return source, self.globals
+
+    def build_loop(self, trips: int, carried: int) -> tuple[str, dict]:
+        """`loop(params)`: the program run `trips` times, its first `carried` outputs
+        becoming its first `carried` params; returns the last trip's outputs."""
+        params, outs = self.emit_program()
+        state = ", ".join(params[:carried]) + ("," if carried == 1 else "")
+        next_state = ", ".join(f"_next[{i}]" for i in range(carried)) + \
+            ("," if carried == 1 else "")
+        body = "\n".join("        " + line for line in self.lines)
+        source = (f"def loop({', '.join(params)}):\n"
+                  f"    for _trip in range({trips}):\n{body}\n"
+                  f"        _next = ({', '.join(outs)}{',' if len(outs) == 1 else ''})\n"
+                  f"        {state} = {next_state}\n"
+                  f"    return _next\n")
+        return source, self.globals
+
+    def emit_program(self) -> tuple[list[str], list[str]]:
+        """The kernels' lines into `self.lines`; returns the param and output names."""
         graph = self.plan.graph
         params = [f"p{i}" for i in range(len(graph.params))]
         for p, name in zip(graph.params, params):
             self.names[id(p)] = name
-            self.lines.append(f"if not {name}.flags.c_contiguous: "
-                              f"{name} = np.ascontiguousarray({name})")
-        self.lines.append("s = _scratch()")
+            if not self.for_numba:
+                self.lines.append(f"if not {name}.flags.c_contiguous: "
+                                  f"{name} = np.ascontiguousarray({name})")
+        if not self.for_numba:
+            self.lines.append("s = _scratch()")
         for kernel in self.plan.kernels:
             self.emit_kernel(kernel)
         outs = []
@@ -256,12 +283,10 @@ class DriverBuilder:
                 root = self.buffers.storage[id(root)].base
             if self.buffers.storage.get(id(root), None) is None or \
                     self.buffers.storage[id(root)].kind in ("param", "const", "pooled"):
-                value = f"np.array({value}, copy=True)"
+                value = f"{value}.copy()" if self.for_numba else \
+                    f"np.array({value}, copy=True)"
             outs.append(value)
-        body = "\n".join("    " + line for line in self.lines)
-        source = (f"def run({', '.join(params)}):\n{body}\n"
-                  f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})\n")
-        return source, self.globals
+        return params, outs
 
     def emit_kernel(self, kernel: Kernel) -> None:
         if kernel.kind == "library":
@@ -381,7 +406,10 @@ class DriverBuilder:
         return self.scratch_view(self.buffers.scratch[gen.name], shape, dtype)
 
     def scratch_view(self, block: int, shape, dtype) -> str:
-        """`s[i]`: a typed view of an arena block, made once per thread (not per call)."""
+        """`s[i]`: a typed view of an arena block, made once per thread (not per call).
+        Inside Numba a fresh array."""
+        if self.for_numba:
+            return f"_empty({tuple(shape)!r}, np.{np.dtype(dtype).name})"
         self.views.append((block, tuple(shape), np.dtype(dtype)))
         return f"s[{len(self.views) - 1}]"
 

@@ -160,6 +160,41 @@ def test_a_scalar_loop_of_2000_steps_rolls_with_a_moving_slice():
         assert_close(xlanb.jit(go_fast, must_compile=False)(a), expected, n=2000)
 
 
+def _loop_decision(compiled) -> str:
+    [loop] = [k for k in compiled.kernels if k.ops == ["loop"]]
+    return loop.decisions[-1]
+
+
+def test_a_loop_of_numba_kernels_runs_as_one_compiled_function():
+    """The trips run inside one Numba function (codegen/compiled_loop.py), with the same
+    results, from a read-only, strided first state; the state passed in is not written."""
+    def accumulate(x, b, steps):
+        for _ in range(steps):
+            x = np.tanh(0.9 * x + b)
+        return x
+    base = np.random.default_rng(9).random((6, 4))
+    x, b = base[:, ::2], base[0, :2].copy()      # a strided state
+    x.flags.writeable = False
+    before = x.copy()
+    expected, got, _, _, compiled = _run(accumulate, (x, b, 3 * MIN_TRIPS), static=(2,))
+    assert "in one compiled function" in _loop_decision(compiled)
+    assert_close(got, expected, n=3 * MIN_TRIPS)
+    np.testing.assert_array_equal(x, before)
+
+
+def test_a_loop_with_a_library_call_keeps_the_per_trip_driver():
+    def power(A, v, steps):
+        for _ in range(steps):
+            v = A @ v
+            v = v / np.sqrt(v @ v)
+        return v
+    rng = np.random.default_rng(10)
+    args = (rng.random((5, 5)), rng.random(5), 6 * MIN_TRIPS)
+    expected, got, _, _, compiled = _run(power, args, static=(2,))
+    assert "in one compiled function" not in _loop_decision(compiled)
+    assert_close(got, expected, n=5 * args[2])
+
+
 def test_a_strided_slice_that_moves_stays_unrolled():
     def every_other(x):
         total = x[0:2:2].sum()

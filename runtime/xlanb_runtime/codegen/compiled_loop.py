@@ -1,0 +1,81 @@
+"""Rolled loops run inside one Numba function, not one Python call per trip.
+
+A `loop` node's body is compiled as a program of its own (compiler._compile_loop_bodies),
+and by default `executable.loop_runner` calls the body's Python driver `trips` times.  A
+driver call costs microseconds (a Numba dispatch per kernel, argument checks, the arena):
+a loop over array elements whose trips do a few scalar ops (`trace += np.tanh(a[i, i])`
+over 2000 trips: 3 scalar kernels per trip) then ran 2-3x slower than NumPy itself.
+
+When every kernel of the body is a Numba kernel (no library call, matmul, nested loop or
+collective), the body's driver is written again in the subset of Python Numba compiles
+(`DriverBuilder(..., for_numba=True)`: buffers from `np.empty`, no arena, no layout checks)
+and wrapped in the trip loop:
+
+    def loop(p0, p1, p2, p3):
+        for _trip in range(1999):
+            b1 = np.empty((), np.int64)
+            _k3(p0.reshape(1), b1.reshape(1), _c2)   # fusion.0
+            ...
+            p0, p1, p2 = b1, b2, b3               # the carried state, one trip on
+        return (b1, b2, b3)
+
+The kernels are called from compiled code (Numba calls their native entry points
+directly).  Each trip's buffers are fresh arrays, so a trip never writes what the state
+it reads lives in.  The wrapper makes the inputs contiguous and writeable once, before the
+first trip: the function is compiled for C-contiguous writeable arrays, as the trips make
+the state (a read-only or strided first value would not unify with them).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numba
+import numpy as np
+
+from ..ir import Op
+from ..ir.interpret import is_token
+
+
+def numba_compilable(body) -> bool:
+    """Whether the body executable's driver can run inside Numba: only Numba kernels,
+    views and loop results (no library call, matmul, nested loop or collective)."""
+    if getattr(body, "over_budget", ""):
+        return False
+    plan, generated = body.plan, body.generated
+    for kernel in plan.kernels:
+        if kernel.kind == "library":
+            if kernel.root.op is not Op.RESHAPE or is_token(kernel.root):
+                return False
+            continue
+        gen = generated.get(kernel.name)
+        if gen is None or gen.matmul is not None or gen.dot_acc or not gen.has_function:
+            return False
+    return bool(plan.kernels)
+
+
+def compiled_loop(body, trips: int, carried: int) -> Callable | None:
+    """The loop as one Numba function (called like `loop_runner`'s), or None where the
+    body cannot run inside Numba."""
+    from ..executable import DriverBuilder
+    if not numba_compilable(body):
+        return None
+    builder = DriverBuilder(body.plan, body.buffers, body.generated, body.dispatchers,
+                            for_numba=True)
+    source, env = builder.build_loop(trips, carried)
+    exec(compile(source, f"<xlanb loop {body.plan.graph.name}>", "exec"), env)
+    signature = tuple(numba.types.Array(numba.from_dtype(p.dtype), p.ndim, "C")
+                      for p in body.plan.graph.params)
+    loop = numba.njit(signature, nogil=True)(env["loop"])     # compiles now, not at a call
+
+    def run(*inputs):
+        return loop(*(_fresh_layout(x) for x in inputs))
+    run.source = source
+    return run
+
+
+def _fresh_layout(x: np.ndarray) -> np.ndarray:
+    """An input as the compiled signature takes it: C-contiguous and writeable, as the
+    state a trip makes is (a copy where it is not; nothing in the loop writes it)."""
+    if x.flags.c_contiguous and x.flags.writeable:
+        return x
+    return np.array(x, order="C", copy=True)

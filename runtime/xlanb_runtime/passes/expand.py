@@ -31,6 +31,7 @@ from .simplify import Rules, pat, rewrite, var
 LOWERING_PIPELINE = (
     "half-as-float32",    # float16 computed in float32, rounded per op (no f16 in kernels)
     "expand-short-dots",  # dots over k <= 4 as fusible sums of products
+    "gemv-as-reduce",     # a matrix computed only for one matrix-vector product: a reduce
     "simplify",           # slices of constant weights become scalar splats
     "cse",                # the expanded slices of one operand are shared
 )
@@ -86,3 +87,55 @@ EXPAND_RULES = Rules([
 def expand_short_dots(graph: Graph) -> Graph:
     """Every dot with a contraction of at most SHORT_CONTRACTION as its sum of products."""
     return rewrite(graph, EXPAND_RULES)
+
+
+def computed_matrix_gemvs(graph: Graph) -> set[int]:
+    """ids of the matrix-vector dots whose matrix is computed elementwise for that dot
+    alone (`alpha * A @ x`, `np.exp(S) @ v`): written out, the matrix costs a write and a
+    read of its whole size, more than the product itself reads."""
+    from .fusion import is_loop_fusible        # fusion imports the pipeline: import late
+    users: dict[int, int] = {}
+    for node in graph.nodes:
+        for inp in node.inputs:
+            users[id(inp)] = users.get(id(inp), 0) + 1
+    outputs = {id(o) for o in graph.outputs}
+    found = set()
+    for node in graph.nodes:
+        if node.op is not Op.DOT or node.dtype not in (np.float32, np.float64):
+            continue
+        lb, rb, lc, rc = node.arg
+        a, b = node.inputs
+        matrix = a if a.ndim == 2 else b
+        if lb or rb or sorted((a.ndim, b.ndim)) != [1, 2] or \
+                matrix.shape[(lc if matrix is a else rc)[0]] <= SHORT_CONTRACTION:
+            continue
+        if matrix.op in (Op.PARAMETER, Op.CONSTANT, Op.BROADCAST, Op.TRANSPOSE) or \
+                not is_loop_fusible(matrix) or users.get(id(matrix)) != 1 or \
+                id(matrix) in outputs:
+            continue
+        found.add(id(node))
+    return found
+
+
+def gemv_as_reduce(node: Node, a: Node, b: Node) -> Node:
+    """`M @ v` (or `v @ M`) as sum(M * v, axis=k): one reduce kernel that computes M's
+    elements as it sweeps them, instead of M written out and read back by BLAS gemv.
+    Summed with the reduce kernels' order (vectorized partial sums): the result differs
+    from BLAS's by rounding only; each product rounds as NumPy's own `M * v` would."""
+    _, _, lc, rc = node.arg
+    matrix, vector, axis = (a, b, lc[0]) if a.ndim == 2 else (b, a, rc[0])
+    spread = B.broadcast(vector, matrix.shape, (axis,))
+    return B.reduce(B.binary(Op.MUL, matrix, spread), "sum", (axis,))
+
+
+@register_pass("gemv-as-reduce")
+def gemv_as_reduce_pass(graph: Graph) -> Graph:
+    """Matrix-vector dots whose matrix is computed for them alone, as reduces that fuse
+    the matrix's computation (`computed_matrix_gemvs`)."""
+    targets = computed_matrix_gemvs(graph)
+    if not targets:
+        return graph
+
+    def rewrite_target(node: Node, a: Node, b: Node) -> Node | None:
+        return gemv_as_reduce(node, a, b) if id(node) in targets else None
+    return rewrite(graph, Rules([(pat(Op.DOT, var("a"), var("b")), rewrite_target)]))

@@ -26,7 +26,7 @@ class Flags:
     xla_allreduce_combine_threshold_bytes: int = 32 * 1024 * 1024
     xla_max_kernels: int = 256                  # compile budget; beyond it run op by op
     xla_max_compile_seconds: float = 30.0       # ... and when kernels take longer to compile
-    xla_max_ops: int = 16384                    # ... and when the traced program (its loops
+    xla_max_ops: int = 8192                     # ... and when the traced program (its loops
                                                 # rolled) has more ops than this
     xla_cpu_threads: int = 0                    # threads a kernel may split over (0: Numba's
                                                 # NUMBA_NUM_THREADS; 1: no parallel kernel)

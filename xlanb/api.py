@@ -288,23 +288,28 @@ class JitFunction:
 
     # -- calling -----------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        # called like last time: one guard, first (it matches plain ndarrays only, never
+        # a tracer; an autoclustered function has none)
+        mono = self._mono
+        if mono is not None and not kwargs and not _jit_disabled.get():
+            out = mono(args)
+            if out is not mono_call.MISS:
+                self._hits += 1
+                return out
         if _jit_disabled.get():
             return self.run_interpreted(args, kwargs)
         if current_context() is not None and has_tracer((args, kwargs)):
             return self.fn(*args, **kwargs)    # called while tracing: inline, as jax.jit
         if self._autocluster is not None:
             return self._autocluster(args, kwargs)
-        if self._mono is not None and not kwargs:        # called like last time: one guard
-            out = self._mono(args)
-            if out is not mono_call.MISS:
-                self._hits += 1
-                return out
         user_args, args = args, self._with_free_variables(args)
         fast = _fast_signature(args, kwargs) if self._simple else None
         if fast is not None:
             compiled = self._fast_cache.get(fast[0])
             if compiled is not None and find_aliases(fast[1]) is None:
                 self._hits += 1
+                if mono is not None and not kwargs and mono_call.is_stale(mono, compiled):
+                    self._mono = mono_call.make_guard(compiled, args)  # a tier switched
                 if compiled.runs_eagerly:
                     return self.fn(*user_args, **kwargs)
                 return compiled.call_flat(fast[1])

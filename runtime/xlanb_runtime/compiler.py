@@ -120,11 +120,12 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
         return finish(_over_budget(graph, optimized, plan, report, str(exceeded)), dumper,
                       lambda d, s, e, g: dump_program(d, s, e), {})
     with report.phase("driver", "codegen"):
-        driver, driver_source = build_driver(plan, buffers, generated, dispatchers,
-                                             debug_nans=settings.xla_debug_nans,
-                                             traced=bool(settings.xla_trace_to))
+        driver, driver_source, inline = build_driver(plan, buffers, generated, dispatchers,
+                                                     debug_nans=settings.xla_debug_nans,
+                                                     traced=bool(settings.xla_trace_to))
     executable = Executable(graph, optimized, plan, kernels, driver, driver_source, buffers,
                             report)
+    executable.inline = inline
     return finish(executable, dumper, _dump, generated)
 
 

@@ -312,31 +312,55 @@ class DriverBuilder:
             self.check_nans(kernel)
             return
         gen = self.generated[kernel.name]
+        if self.returns_matmul(gen):
+            return
         for out in kernel.outputs:
             self.allocate(out)
         if gen.matmul is not None:
-            lhs, rhs, out_shape = gen.matmul
-            flat = int(np.prod(out_shape[:-2])) == 1   # 2-D matmul: NumPy's fastest BLAS path
-            lhs_shape = rhs_shape = None
-            if flat:
-                out_shape = tuple(out_shape[-2:])
-                # a matrix times a vector as 1-D operands: NumPy calls BLAS gemv (a gemm with
-                # one column is a few % slower on a bandwidth-bound 2000x2000 matrix)
-                if out_shape[1] == 1 and out_shape[0] > 1:
-                    rhs_shape, out_shape = (rhs.shape[-2],), (out_shape[0],)
-                elif out_shape[0] == 1 and out_shape[1] > 1:
-                    lhs_shape, out_shape = (lhs.shape[-1],), (out_shape[1],)
+            lhs, rhs, out_shape = self.matmul_call(gen)
             out = self.dot_accumulator(gen)
-            if self.accumulator_shape(gen) != tuple(out_shape):   # a no-op reshape costs
-                out = f"{out}.reshape({out_shape!r})"             # a call: small dots feel it
-            self.lines.append(f"np.matmul({self.matmul_operand(lhs, flat, lhs_shape)}, "
-                              f"{self.matmul_operand(rhs, flat, rhs_shape)}, out={out})"
-                              f"   # {kernel.name}")
+            if self.accumulator_shape(gen) != out_shape:     # a no-op reshape costs
+                out = f"{out}.reshape({out_shape!r})"         # a call: small dots feel it
+            self.lines.append(f"np.matmul({lhs}, {rhs}, out={out})   # {kernel.name}")
         if gen.has_function:
             call_args = [self.call_arg(arg, gen) for arg in gen.args]
             fn = self.bind(self.dispatchers[kernel.name], "k")
             self.lines.append(f"{fn}({', '.join(call_args)})   # {kernel.name}")
         self.check_nans(kernel)
+
+    def matmul_call(self, gen: GeneratedKernel) -> tuple[str, str, tuple]:
+        """(lhs, rhs, result shape) of a dot kernel's np.matmul call."""
+        lhs, rhs, out_shape = gen.matmul
+        flat = int(np.prod(out_shape[:-2])) == 1   # 2-D matmul: NumPy's fastest BLAS path
+        lhs_shape = rhs_shape = None
+        if flat:
+            out_shape = tuple(out_shape[-2:])
+            # a matrix times a vector as 1-D operands: NumPy calls BLAS gemv (a gemm with
+            # one column is a few % slower on a bandwidth-bound 2000x2000 matrix)
+            if out_shape[1] == 1 and out_shape[0] > 1:
+                rhs_shape, out_shape = (rhs.shape[-2],), (out_shape[0],)
+            elif out_shape[0] == 1 and out_shape[1] > 1:
+                lhs_shape, out_shape = (lhs.shape[-1],), (out_shape[1],)
+        return (self.matmul_operand(lhs, flat, lhs_shape),
+                self.matmul_operand(rhs, flat, rhs_shape), tuple(out_shape))
+
+    def returns_matmul(self, gen: GeneratedKernel) -> bool:
+        """A bare contraction the program returns, of its operands' dtype and in NumPy's
+        result shape, as NumPy's own `b = np.matmul(x, y)`: allocating inside matmul costs
+        less than `_empty` and `out=` (0.25 us per call hot at 64x64, more cold)."""
+        kernel = gen.kernel
+        dot = kernel.dot
+        if gen.matmul is None or gen.has_function or kernel.outputs != [dot] or \
+                self.buffers.storage[id(dot)].kind != "fresh" or \
+                not gen.matmul[0].node.dtype == gen.matmul[1].node.dtype == dot.dtype:
+            return False
+        lhs, rhs, out_shape = self.matmul_call(gen)
+        if out_shape != tuple(dot.shape):
+            return False
+        self.lines.append(f"{self.new_buffer_name(dot)} = np.matmul({lhs}, {rhs})"
+                          f"   # {kernel.name}")
+        self.check_nans(kernel)
+        return True
 
     def check_nans(self, kernel: Kernel) -> None:
         if self.debug_nans:

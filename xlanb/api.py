@@ -37,6 +37,7 @@ from .internal_errors import named_internal_errors
 from .tracing.tracer import current_context, flatten_args, has_tracer, trace_learning_statics
 
 RECOMPILE_WARNING_THRESHOLD = 8
+_MISS = mono_call.MISS          # read per call: one global lookup, not two
 
 _jit_disabled: contextvars.ContextVar[bool] = contextvars.ContextVar("jit_disabled",
                                                                      default=False)
@@ -293,7 +294,7 @@ class JitFunction:
         mono = self._mono
         if mono is not None and not kwargs and not _jit_disabled.get():
             out = mono(args)
-            if out is not mono_call.MISS:
+            if out is not _MISS:
                 self._hits += 1
                 return out
         if _jit_disabled.get():

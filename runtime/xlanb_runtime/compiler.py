@@ -22,13 +22,14 @@ from . import flags, trace_events
 from .buffers import assign_buffers
 from .dump import ModuleDumper, fusion_dot
 from .codegen import cache
-from .codegen.cpu import generate
+from .codegen.cpu import generate, should_parallelize
 from .executable import CompiledKernel, Executable, build_driver, loop_runner
 from .ir import Graph, Op, interpret, print_graph
 from .passes import LOWERING_PIPELINE, OPTIMIZE_PIPELINE, run_pipeline, timed
 from .passes import cost_model
 from .passes.fusion import plan_fusion
 from .passes.loop_reroll import reroll_loops
+from .passes.numpy_ufuncs import numpy_ufunc_kernels
 from .report import CompileReport
 
 
@@ -93,6 +94,9 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
     settings = flags.current()
     graph = _reroll(graph, options, report)
     dumper, optimized, plan = optimize_and_plan(graph, options, report)
+    if options.fusion:
+        threads = kernel_threads(settings)
+        plan = numpy_ufunc_kernels(plan, lambda k: should_parallelize(k, threads))
     loops = _compile_loop_bodies(plan, target, options, report)
     count = sum(1 for k in plan.kernels if k.kind != "library") + \
         sum(len(body.kernels) for _, body in loops.values())

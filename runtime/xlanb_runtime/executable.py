@@ -34,6 +34,7 @@ from .collectives import current_communicator
 from .ir import Graph, Node, Op, type_str
 from .ir.interpret import evaluate_node, interpret, is_token
 from .passes.fusion import FusionPlan, Kernel
+from .passes.numpy_ufuncs import FASTER_IN_NUMPY, ufunc_operands
 
 
 @dataclass
@@ -293,6 +294,10 @@ class DriverBuilder:
                 self.lines.append(f"{self.new_buffer_name(node)} = "
                                   f"{source}.reshape({node.shape!r})")
                 return
+            operands = ufunc_operands(kernel, "library")
+            if operands is not None:
+                self.emit_ufunc(kernel, operands)
+                return
             if node.op is Op.LIBRARY_CALL and \
                     self.buffers.storage[id(node)].kind == "fresh":   # returned: NumPy's own
                 fn = self.bind(library_value_call(node), "lib")
@@ -343,6 +348,22 @@ class DriverBuilder:
                 lhs_shape, out_shape = (lhs.shape[-1],), (out_shape[1],)
         return (self.matmul_operand(lhs, flat, lhs_shape),
                 self.matmul_operand(rhs, flat, rhs_shape), tuple(out_shape))
+
+    def emit_ufunc(self, kernel: Kernel, operands: list[Node]) -> None:
+        """A kernel of one function NumPy runs faster (passes/numpy_ufuncs.py): its ufunc,
+        allocating a returned result itself, else writing into the buffer."""
+        node = kernel.root
+        ufunc = self.bind(FASTER_IN_NUMPY[(node.op, node.dtype)], "ufunc")
+        args = ", ".join(self.bind(o.dtype.type(o.arg[()] if isinstance(o.arg, np.ndarray)
+                                                  else o.arg), "c")
+                         if o.op is Op.CONSTANT else self.var(o) for o in operands)
+        if self.buffers.storage[id(node)].kind == "fresh":
+            self.lines.append(f"{self.new_buffer_name(node)} = {ufunc}({args})"
+                              f"   # {kernel.name}")
+        else:
+            self.allocate(node)
+            self.lines.append(f"{ufunc}({args}, out={self.var(node)})   # {kernel.name}")
+        self.check_nans(kernel)
 
     def returns_matmul(self, gen: GeneratedKernel) -> bool:
         """A bare contraction the program returns, of its operands' dtype and in NumPy's

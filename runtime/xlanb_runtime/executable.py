@@ -34,7 +34,7 @@ from .collectives import current_communicator
 from .ir import Graph, Node, Op, type_str
 from .ir.interpret import evaluate_node, interpret, is_token
 from .passes.fusion import FusionPlan, Kernel
-from .passes.numpy_ufuncs import FASTER_IN_NUMPY, ufunc_operands
+from .passes.numpy_ufuncs import FASTER_IN_NUMPY, in_place_base, ufunc_operands
 
 
 @dataclass
@@ -293,6 +293,14 @@ class DriverBuilder:
                 source = self.var(node.inputs[0])
                 self.lines.append(f"{self.new_buffer_name(node)} = "
                                   f"{source}.reshape({node.shape!r})")
+                return
+            base = in_place_base(kernel)
+            if base is not None:                     # NumPy's pow over the kernel's output
+                exponent = self.bind(node.dtype.type(node.inputs[1].inputs[0].arg), "c")
+                self.names[id(node)] = self.var(base)
+                self.lines.append(f"np.power({self.var(base)}, {exponent}, "
+                                  f"out={self.var(base)})   # {kernel.name}")
+                self.check_nans(kernel)
                 return
             operands = ufunc_operands(kernel, "library")
             if operands is not None:

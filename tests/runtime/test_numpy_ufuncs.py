@@ -58,3 +58,27 @@ def test_fused_small_or_without_avx512_loops_stays_generated(monkeypatch):
     kinds, compiled = _kinds(lambda x: np.exp(x), x)
     assert kinds == ["loop"]
     np.testing.assert_allclose(compiled(x), np.exp(x), rtol=1e-15)
+
+
+def test_a_kernel_ending_in_a_power_leaves_it_to_numpy_in_place():
+    img = RNG.uniform(0.0, 1.0, (128, 128, 3)).astype(np.float32)
+
+    def gamma(img):
+        return (img @ np.array([0.299, 0.587, 0.114], dtype=img.dtype)) ** (1 / 2.2)
+
+    kinds, compiled = _kinds(gamma, img)
+    if AVX512:
+        assert kinds == ["loop", "library"], kinds
+        assert "np.power(b1, " in compiled.executable.driver_source
+    got, want = compiled(img), gamma(img)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=2e-6)
+
+
+def test_a_power_whose_base_is_also_returned_is_not_split():
+    x = RNG.uniform(0.1, 2.0, N)
+    kinds, compiled = _kinds(lambda x: ((x * 2.0 + 1.0) ** 1.7, x * 2.0 + 1.0), x)
+    assert kinds == ["loop"]
+    got = compiled(x)
+    np.testing.assert_allclose(got[0], (x * 2.0 + 1.0) ** 1.7, rtol=1e-14)
+    np.testing.assert_array_equal(got[1], x * 2.0 + 1.0)

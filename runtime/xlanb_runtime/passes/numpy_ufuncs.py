@@ -10,7 +10,8 @@ project's machines (1e6 elements, 1 thread, min of 25, NumPy vs generated kernel
     (generated faster or equal: f32 exp, log, sin, sqrt; f64 sin, tanh, sqrt)
 
 So such a kernel becomes a `library` kernel calling the ufunc (the driver writes
-`b = np.power(x, c)`), with the reason in its decisions.  Only where NumPy dispatches its
+`b = np.power(x, c)`), with the reason in its decisions; a fused kernel ending in
+`... ** c` ends before the pow, which NumPy then runs in place (`split_root_power`).  Only where NumPy dispatches its
 AVX-512 loops: without them NumPy's pow and tanh are scalar libm calls, several times
 slower than vecmath's vectorized ones.  Below MIN_ELEMENTS the choice does not matter and
 the generated kernel stays.  CPU only (the CUDA target generates every kernel).
@@ -66,6 +67,50 @@ def ufunc_operands(kernel: Kernel, kind: str = "loop") -> list[Node] | None:
     return operands
 
 
+def split_root_power(kernel: Kernel) -> tuple[Kernel, Kernel] | None:
+    """(the kernel up to its root's base, an in-place np.power library kernel) for a loop
+    kernel whose root is `base ** c` (base computed in it, c a scalar constant), else None.
+    pow is the one function whose generated cost beats a second pass over the output:
+    NumPy's loop saves ~0.45 ns per float32 element (~5 ns per float64) against ~0.3 ns
+    for reading and writing the output again (RGB -> gray + gamma, 1024x1024x3 f32:
+    fused 1.69 ms, split 1.48 ms, NumPy 1.50 ms)."""
+    node = kernel.root
+    if kernel.kind != "loop" or node.op is not Op.POW or len(kernel.outputs) != 1 or \
+            kernel.outputs[0] is not node or (node.op, node.dtype) not in FASTER_IN_NUMPY \
+            or node.size < MIN_ELEMENTS:
+        return None
+    base, exponent = node.inputs
+    if not (kernel.contains(base) and base.shape == node.shape and base.dtype == node.dtype
+            and exponent.op is Op.BROADCAST and exponent.inputs[0].op is Op.CONSTANT
+            and exponent.inputs[0].ndim == 0 and kernel.contains(exponent)):
+        return None
+    users = [n for n in kernel.nodes if any(i is base or i is exponent for i in n.inputs)]
+    if users != [node]:
+        return None
+    head = Kernel(kernel.name, "loop", base,
+                  nodes=[n for n in kernel.nodes if n is not node and n is not exponent],
+                  inputs=list(kernel.inputs),
+                  consts=[c for c in kernel.consts if c is not exponent.inputs[0]],
+                  outputs=[base], region=dict(kernel.region), direct=dict(kernel.direct),
+                  decisions=list(kernel.decisions))
+    tail = Kernel(f"{kernel.name}.power", "library", node, nodes=[exponent, node],
+                  inputs=[base], consts=[exponent.inputs[0]], outputs=[node],
+                  region={id(exponent): "loop", id(node): "loop"},
+                  direct={id(exponent): True, id(node): True},
+                  decisions=[f"library: NumPy's np.power ({node.dtype}, AVX-512 loop) in place "
+                             f"on {kernel.name}'s output: faster than the generated pow even "
+                             "with the second pass over it"])
+    return head, tail
+
+
+def in_place_base(kernel: Kernel) -> Node | None:
+    """The buffer an in-place power kernel (split_root_power) overwrites, else None."""
+    if kernel.kind == "library" and kernel.root.op is Op.POW and \
+            kernel.name.endswith(".power") and len(kernel.inputs) == 1:
+        return kernel.inputs[0]
+    return None
+
+
 def numpy_ufunc_kernels(plan: FusionPlan, parallel: Callable[[Kernel], bool]) -> FusionPlan:
     """Mark the plan's single-ufunc loop kernels that NumPy runs faster as library
     kernels (in place; returns the plan).  A kernel that would run on several threads
@@ -73,7 +118,15 @@ def numpy_ufunc_kernels(plan: FusionPlan, parallel: Callable[[Kernel], bool]) ->
     and NumPy's ufuncs run on one."""
     if not numpy_has_avx512_loops():
         return plan
+    kernels = []
     for kernel in plan.kernels:
+        split = None if parallel(kernel) else split_root_power(kernel)
+        if split is not None:
+            kernels += split
+            plan.producer[id(split[0].root)] = split[0]
+            plan.producer[id(split[1].root)] = split[1]
+            continue
+        kernels.append(kernel)
         if ufunc_operands(kernel) is None or parallel(kernel):
             continue
         node = kernel.root
@@ -82,4 +135,5 @@ def numpy_ufunc_kernels(plan: FusionPlan, parallel: Callable[[Kernel], bool]) ->
         kernel.decisions.append(
             f"library: NumPy's np.{ufunc.__name__} ({node.dtype}, AVX-512 loop) is faster "
             "than a generated loop for a kernel of this one function (nothing to fuse)")
+    plan.kernels = kernels
     return plan

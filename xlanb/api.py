@@ -310,7 +310,7 @@ class JitFunction:
             if compiled is not None and find_aliases(fast[1]) is None:
                 self._hits += 1
                 if mono is not None and not kwargs and mono_call.is_stale(mono, compiled):
-                    self._mono = mono_call.make_guard(compiled, args)  # a tier switched
+                    self._set_guard(compiled, args)      # a tier switched
                 if compiled.runs_eagerly:
                     return self.fn(*user_args, **kwargs)
                 return compiled.call_flat(fast[1])
@@ -334,10 +334,24 @@ class JitFunction:
                 _fast_key_fits(compiled, leaves):
             self._fast_cache[fast[0]] = compiled
             if self._mono is None and not kwargs and not self._sources:
-                self._mono = mono_call.make_guard(compiled, args)
+                self._set_guard(compiled, args)
         if compiled.runs_eagerly:
             return self.fn(*user_args, **kwargs)
         return compiled.call_flat(leaves)
+
+    def _set_guard(self, compiled: Compiled | None, args: tuple = ()) -> None:
+        """The monomorphic guard for calls like `args` (mono_call.py), or none; the guard
+        is also this function's `__call__`, on a class of its own (one frame per call)."""
+        guard = None if compiled is None else mono_call.make_guard(
+            compiled, args, JitFunction.__call__, _jit_disabled)
+        self._mono = guard
+        entry = guard.entry if guard is not None else None
+        if entry is not None and type(self) is JitFunction:
+            self.__class__ = type(JitFunction.__name__, (JitFunction,),
+                                  {"__module__": __name__,
+                                   "__qualname__": JitFunction.__qualname__})
+        if type(self) is not JitFunction:
+            type(self).__call__ = entry if entry is not None else JitFunction.__call__
 
     def _with_free_variables(self, args: tuple) -> tuple:
         """`args` and, when the function reads arrays or numbers from globals or closures,
@@ -432,7 +446,7 @@ class JitFunction:
     def clear_cache(self) -> None:
         self._cache.clear()
         self._fast_cache.clear()
-        self._mono = None
+        self._set_guard(None)
         self._hits = self._misses = 0
 
     @property

@@ -139,3 +139,19 @@ def test_guarded_calls_are_traced(tmp_path, monkeypatch):
     events = json.loads(path.read_text())["traceEvents"]
     kernel = f.last_compiled.kernels[0].name
     assert sum(e["cat"] == "run" and e["name"] == kernel for e in events) >= 3
+
+
+def test_the_guard_is_the_functions_own_call():
+    f, g = _jit(lambda a: a + 1.0), _jit(lambda a: a * 2.0)
+    a = np.arange(3.0)
+    f(a), g(a)
+    assert type(f).__call__ is f._mono.entry and type(g).__call__ is g._mono.entry
+    assert isinstance(f, xlanb.JitFunction) and type(f) is not type(g)
+    hits = f.cache_info().hits
+    np.testing.assert_allclose(f(a), a + 1.0)
+    np.testing.assert_allclose(f(a.astype(np.float32)), a + 1.0)    # a miss: general path
+    np.testing.assert_allclose(g(a), a * 2.0)
+    assert f.cache_info().hits == hits + 1
+    f.clear_cache()
+    assert type(f).__call__ is xlanb.JitFunction.__call__
+    np.testing.assert_allclose(f(a), a + 1.0)

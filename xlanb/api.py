@@ -37,6 +37,7 @@ from .internal_errors import named_internal_errors
 from .tracing.tracer import current_context, flatten_args, has_tracer, trace_learning_statics
 
 RECOMPILE_WARNING_THRESHOLD = 8
+_MISS = mono_call.MISS          # read per call: one global lookup, not two
 
 _jit_disabled: contextvars.ContextVar[bool] = contextvars.ContextVar("jit_disabled",
                                                                      default=False)
@@ -288,23 +289,28 @@ class JitFunction:
 
     # -- calling -----------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        # called like last time: one guard, first (it matches plain ndarrays only, never
+        # a tracer; an autoclustered function has none)
+        mono = self._mono
+        if mono is not None and not kwargs and not _jit_disabled.get():
+            out = mono(args)
+            if out is not _MISS:
+                self._hits += 1
+                return out
         if _jit_disabled.get():
             return self.run_interpreted(args, kwargs)
         if current_context() is not None and has_tracer((args, kwargs)):
             return self.fn(*args, **kwargs)    # called while tracing: inline, as jax.jit
         if self._autocluster is not None:
             return self._autocluster(args, kwargs)
-        if self._mono is not None and not kwargs:        # called like last time: one guard
-            out = self._mono(args)
-            if out is not mono_call.MISS:
-                self._hits += 1
-                return out
         user_args, args = args, self._with_free_variables(args)
         fast = _fast_signature(args, kwargs) if self._simple else None
         if fast is not None:
             compiled = self._fast_cache.get(fast[0])
             if compiled is not None and find_aliases(fast[1]) is None:
                 self._hits += 1
+                if mono is not None and not kwargs and mono_call.is_stale(mono, compiled):
+                    self._set_guard(compiled, args)      # a tier switched
                 if compiled.runs_eagerly:
                     return self.fn(*user_args, **kwargs)
                 return compiled.call_flat(fast[1])
@@ -328,10 +334,24 @@ class JitFunction:
                 _fast_key_fits(compiled, leaves):
             self._fast_cache[fast[0]] = compiled
             if self._mono is None and not kwargs and not self._sources:
-                self._mono = mono_call.make_guard(compiled, args)
+                self._set_guard(compiled, args)
         if compiled.runs_eagerly:
             return self.fn(*user_args, **kwargs)
         return compiled.call_flat(leaves)
+
+    def _set_guard(self, compiled: Compiled | None, args: tuple = ()) -> None:
+        """The monomorphic guard for calls like `args` (mono_call.py), or none; the guard
+        is also this function's `__call__`, on a class of its own (one frame per call)."""
+        guard = None if compiled is None else mono_call.make_guard(
+            compiled, args, JitFunction.__call__, _jit_disabled)
+        self._mono = guard
+        entry = guard.entry if guard is not None else None
+        if entry is not None and type(self) is JitFunction:
+            self.__class__ = type(JitFunction.__name__, (JitFunction,),
+                                  {"__module__": __name__,
+                                   "__qualname__": JitFunction.__qualname__})
+        if type(self) is not JitFunction:
+            type(self).__call__ = entry if entry is not None else JitFunction.__call__
 
     def _with_free_variables(self, args: tuple) -> tuple:
         """`args` and, when the function reads arrays or numbers from globals or closures,
@@ -426,7 +446,7 @@ class JitFunction:
     def clear_cache(self) -> None:
         self._cache.clear()
         self._fast_cache.clear()
-        self._mono = None
+        self._set_guard(None)
         self._hits = self._misses = 0
 
     @property

@@ -6,10 +6,21 @@ aliasing and unpacks the leaves, about 7 us per call on this project's machines 
 ~17 us right after a kernel that streamed a large matrix through the caches, since each
 step's code and data are then cold).  For a call made only of ndarrays, `make_guard` writes
 one function that checks exactly that signature (type, shape, strides, dtype), that no two
-arguments share a base, and calls the driver: one guard, as JavaScript engines' inline
+arguments share a base, and runs the program: one guard, as JavaScript engines' inline
 caches and TorchDynamo's guards do.  Anything else (another signature, a pytree, a Python
 number, a program that writes arguments back or returns several values) returns MISS and
 takes the general path, which stays the reference.
+
+Where the executable offers its driver's parts (`Executable.inline`), the guard holds the
+kernel calls itself: one Python frame per call, and no C-contiguity test of an argument whose
+guarded strides are C-contiguous.  Cold (after 32 MB streamed), a 2000x2000 GEMV through a
+guard that called the driver cost ~25 us over NumPy's `A @ x`; inlined, ~3 us.  The guard
+also checks that the program still runs the executable it was written for (a tiered
+program switches to compiled code): when not, it misses, and the caller writes a new guard
+(`is_stale`).
+
+`guard.entry` is the same guard as the jitted function's `__call__` (api.py installs it on
+a class of the function's own): one frame less per call, ~3 us cold on that GEMV.
 """
 from __future__ import annotations
 
@@ -21,32 +32,93 @@ MISS = object()                 # the guard did not match: take the general path
 MAX_ARGS = 16
 
 
-def make_guard(compiled, args: tuple) -> Callable | None:
+def make_guard(compiled, args: tuple, general: Callable | None = None,
+               disabled=None) -> Callable | None:
     """`guard(args) -> result | MISS` for calls of `compiled` with arrays like `args`, or
     None where the general path must run every call (not all ndarrays, arguments written
-    back, several outputs, an over-budget program that runs eagerly)."""
+    back, several outputs, an over-budget program that runs eagerly).  With `general` (the
+    jitted function's own `__call__`) and `disabled` (a ContextVar: jit turned off),
+    `guard.entry(self, *args, **kwargs)` is the same guard as a `__call__`, calling
+    `general` where the guard misses."""
     if not compiled._single or compiled.runs_eagerly or not 0 < len(args) <= MAX_ARGS:
         return None
     if any(type(a) is not np.ndarray for a in args):
         return None
-    n = len(args)
-    names = [f"p{i}" for i in range(n)]
-    env = {"MISS": MISS, "ND": np.ndarray, "C": compiled}
-    lines = ["def guard(args):",
-             f"    if len(args) != {n}:",
-             "        return MISS",
-             f"    {', '.join(names)}{',' if n == 1 else ''} = args"]
-    for i, a in enumerate(args):
+    executable = compiled._executable
+    inline = getattr(executable, "inline", None) \
+        if getattr(executable, "tier", "compiled") == "compiled" else None
+    names = _argument_names(len(args), compiled.traced.param_leaves)
+    env = {"MISS": MISS, "ND": np.ndarray, "C": compiled, "E": executable,
+           "GENERAL": general, "DISABLED": disabled}
+    # MISSED: what a miss does, `return MISS` in the guard, the general path in the entry
+    checks = [f"    if len(args) != {len(args)} or C._executable is not E:", "        MISSED",
+              f"    {', '.join(names)}{',' if len(args) == 1 else ''} = args"]
+    checks += _signature_checks(names, args, env)
+    checks += _alias_check(names)
+    params = [names[i] for i in compiled.traced.param_leaves]
+    if inline is None:
+        body = [f"    return C._driver({', '.join(params)})[0]"]
+    else:
+        env = dict(inline.env, **env)
+        body = _inlined_driver(inline, [args[i] for i in compiled.traced.param_leaves])
+    lines = ["def guard(args):"] + [line.replace("MISSED", "return MISS") for line in checks]
+    lines += body
+    if general is not None:         # a call: guarded, counted, or the general path
+        miss = "return GENERAL(self, *args, **kwargs)"
+        lines += ["def entry(self, *args, **kwargs):",
+                  "    if kwargs or DISABLED.get():", f"        {miss}"]
+        lines += [line.replace("MISSED", miss) for line in checks]
+        lines += ["    self._hits += 1"] + body
+    exec(compile("\n".join(lines) + "\n", "<xlanb call guard>", "exec"), env)
+    guard = env["guard"]
+    guard.compiled, guard.executable = compiled, executable
+    guard.entry = env.get("entry")
+    return guard
+
+
+def is_stale(guard: Callable, compiled) -> bool:
+    """Whether `guard` was written for `compiled` and its executable has since changed."""
+    return guard.compiled is compiled and guard.executable is not compiled._executable
+
+
+def _argument_names(count: int, param_leaves) -> list[str]:
+    """Argument i is named p<j> when it is the program's parameter j (the name the driver's
+    body reads it by), else a<i>."""
+    names = [f"a{i}" for i in range(count)]
+    for j, i in enumerate(param_leaves):
+        names[i] = f"p{j}"
+    return names
+
+
+def _signature_checks(names: list[str], args: tuple, env: dict) -> list[str]:
+    lines = []
+    for i, (name, a) in enumerate(zip(names, args)):
         env[f"S{i}"], env[f"T{i}"], env[f"D{i}"] = a.shape, a.strides, a.dtype
-        lines += [f"    if type(p{i}) is not ND or p{i}.shape != S{i} or "
-                  f"p{i}.strides != T{i} or p{i}.dtype is not D{i}:",
-                  "        return MISS"]
-    if n > 1:                   # find_aliases: arrays sharing a base take the general path
-        for i in range(n):
-            lines.append(f"    o{i} = p{i} if p{i}.base is None else p{i}.base")
-        owners = ", ".join(f"id(o{i})" for i in range(n))
-        lines += [f"    if len({{{owners}}}) != {n}:", "        return MISS"]
-    params = ", ".join(names[i] for i in compiled.traced.param_leaves)
-    lines.append(f"    return C._driver({params})[0]")
-    exec(compile("\n".join(lines), "<xlanb call guard>", "exec"), env)
-    return env["guard"]
+        lines += [f"    if type({name}) is not ND or {name}.shape != S{i} or "
+                  f"{name}.strides != T{i} or {name}.dtype is not D{i}:",
+                  "        MISSED"]
+    return lines
+
+
+def _alias_check(names: list[str]) -> list[str]:
+    """find_aliases: arrays sharing a base take the general path."""
+    n = len(names)
+    if n == 1:
+        return []
+    lines = [f"    o{i} = {name} if {name}.base is None else {name}.base"
+             for i, name in enumerate(names)]
+    if n <= 4:                  # a few identity tests cost less than a set of ids
+        pairs = " or ".join(f"o{i} is o{j}" for i in range(n) for j in range(i + 1, n))
+        return lines + [f"    if {pairs}:", "        MISSED"]
+    owners = ", ".join(f"id(o{i})" for i in range(n))
+    return lines + [f"    if len({{{owners}}}) != {n}:", "        MISSED"]
+
+
+def _inlined_driver(inline, params: list) -> list[str]:
+    """The driver's lines inside the guard: a parameter's C-contiguity test only where the
+    guarded strides are not C-contiguous (shape and strides decide the flag)."""
+    lines = [f"    {line}" for line, p in zip(inline.prologue, params)
+             if not p.flags.c_contiguous]
+    lines.append(inline.body.rstrip("\n"))
+    lines.append(f"    return {inline.outs[0]}")
+    return [line for line in lines if line]

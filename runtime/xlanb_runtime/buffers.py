@@ -26,6 +26,7 @@ from .ir import Graph, Node, Op
 from .ir.interpret import is_token
 from .ir.ops import CONTROL_FLOW
 from .passes.fusion import FusionPlan
+from .passes.numpy_ufuncs import in_place_base
 
 
 @dataclass
@@ -65,6 +66,8 @@ def assign_buffers(plan: FusionPlan, scratch_needs: dict[str, tuple]) -> BufferA
     for kernel in plan.kernels:
         if kernel.kind == "library" and kernel.root.op is Op.RESHAPE:
             storage[id(kernel.root)] = Storage("view", base=kernel.root.inputs[0])
+        elif in_place_base(kernel) is not None:      # np.power(b, c, out=b)
+            storage[id(kernel.root)] = Storage("view", base=in_place_base(kernel))
         elif kernel.kind == "library" and (kernel.root.op in CONTROL_FLOW or
                                            kernel.root.op is Op.LIBRARY_RESULT or
                                            is_token(kernel.root)):

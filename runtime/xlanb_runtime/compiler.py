@@ -23,13 +23,14 @@ from .buffers import assign_buffers
 from .dump import ModuleDumper, fusion_dot
 from .codegen import cache
 from .codegen.compiled_loop import compiled_loop
-from .codegen.cpu import generate
+from .codegen.cpu import generate, should_parallelize
 from .executable import CompiledKernel, Executable, build_driver, loop_runner
 from .ir import Graph, Op, interpret, print_graph
 from .passes import LOWERING_PIPELINE, OPTIMIZE_PIPELINE, run_pipeline, timed
 from .passes import cost_model
 from .passes.fusion import FusionPlan, plan_fusion
 from .passes.loop_reroll import reroll_loops
+from .passes.numpy_ufuncs import numpy_ufunc_kernels
 from .report import CompileReport
 
 
@@ -96,6 +97,9 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
     if 0 < settings.xla_max_ops < len(graph.nodes):
         return _too_many_ops(graph, report, settings.xla_max_ops)
     dumper, optimized, plan = optimize_and_plan(graph, options, report)
+    if options.fusion:
+        threads = kernel_threads(settings)
+        plan = numpy_ufunc_kernels(plan, lambda k: should_parallelize(k, threads))
     loops = _compile_loop_bodies(plan, target, options, report)
     count = sum(1 for k in plan.kernels if k.kind != "library") + \
         sum(len(body.kernels) for _, body in loops.values())
@@ -123,12 +127,13 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
         return finish(_over_budget(graph, optimized, plan, report, str(exceeded)), dumper,
                       lambda d, s, e, g: dump_program(d, s, e), {})
     with report.phase("driver", "codegen"):
-        driver, driver_source = build_driver(plan, buffers, generated, dispatchers,
-                                             debug_nans=settings.xla_debug_nans,
-                                             traced=bool(settings.xla_trace_to))
+        driver, driver_source, inline = build_driver(plan, buffers, generated, dispatchers,
+                                                     debug_nans=settings.xla_debug_nans,
+                                                     traced=bool(settings.xla_trace_to))
     executable = Executable(graph, optimized, plan, kernels, driver, driver_source, buffers,
                             report)
     executable.generated, executable.dispatchers = generated, dispatchers
+    executable.inline = inline
     return finish(executable, dumper, _dump, generated)
 
 

@@ -34,6 +34,7 @@ from .collectives import current_communicator
 from .ir import Graph, Node, Op, type_str
 from .ir.interpret import evaluate_node, interpret, is_token
 from .passes.fusion import FusionPlan, Kernel
+from .passes.numpy_ufuncs import FASTER_IN_NUMPY, in_place_base, ufunc_operands
 
 
 @dataclass
@@ -52,6 +53,11 @@ class CompiledKernel:
 
     def __repr__(self) -> str:
         return f"CompiledKernel({self.name}, {self.kind}, ops={self.ops})"
+
+
+# An intermediate matmul result up to this size is NumPy's own allocation, not an arena
+# block (the allocator recycles it hot; arenas are for large buffers' page faults).
+SMALL_MATMUL_BYTES = 64 << 10
 
 
 class _Arenas(threading.local):
@@ -194,7 +200,10 @@ class DriverBuilder:
         self.names: dict[int, str] = {}
         # NumPy's own `empty`, even where a front end wraps the module's (inspect.unwrap)
         self.globals: dict[str, object] = {"np": np, "_empty": inspect.unwrap(np.empty)}
-        self.lines: list[str] = []
+        self.params: list[str] = []     # p0, p1, ...: the program's parameters
+        self.prologue: list[str] = []   # per parameter: the line making it C-contiguous
+        self.lines: list[str] = []      # the kernel calls
+        self.outs: list[str] = []       # the returned expressions
         self.buffer_count = 0
         self.views: list[tuple[int, tuple, np.dtype]] = []   # (block, shape, dtype)
         self.checked_communicators: set[int] = set()
@@ -240,16 +249,18 @@ class DriverBuilder:
             self.lines.append(f"{name} = _empty({node.shape!r}, np.{node.dtype.name})")
 
     def build(self) -> tuple[str, dict]:
-        params, outs = self.emit_program()
-        body = "\n".join("    " + line for line in self.lines)
-        source = (f"def run({', '.join(params)}):\n{body}\n"
+        outs = self.emit_program()
+        body = "\n".join("    " + line for line in self.prologue + self.lines)
+        source = (f"def run({', '.join(self.params)}):\n{body}\n"
                   f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})\n")
         return source, self.globals
 
     def build_loop(self, trips: int, carried: int) -> tuple[str, dict]:
         """`loop(params)`: the program run `trips` times, its first `carried` outputs
-        becoming its first `carried` params; returns the last trip's outputs."""
-        params, outs = self.emit_program()
+        becoming its first `carried` params; returns the last trip's outputs.  No
+        prologue: the compiled loop takes C-contiguous arrays (codegen/compiled_loop.py)."""
+        outs = self.emit_program()
+        params = self.params
         state = ", ".join(params[:carried]) + ("," if carried == 1 else "")
         next_state = ", ".join(f"_next[{i}]" for i in range(carried)) + \
             ("," if carried == 1 else "")
@@ -261,19 +272,19 @@ class DriverBuilder:
                   f"    return _next\n")
         return source, self.globals
 
-    def emit_program(self) -> tuple[list[str], list[str]]:
-        """The kernels' lines into `self.lines`; returns the param and output names."""
+    def emit_program(self) -> list[str]:
+        """The params, their prologue and the kernels' lines; returns the outputs."""
         graph = self.plan.graph
-        params = [f"p{i}" for i in range(len(graph.params))]
-        for p, name in zip(graph.params, params):
+        self.params = [f"p{i}" for i in range(len(graph.params))]
+        self.prologue = []
+        for p, name in zip(graph.params, self.params):
             self.names[id(p)] = name
-            if not self.for_numba:
-                self.lines.append(f"if not {name}.flags.c_contiguous: "
-                                  f"{name} = np.ascontiguousarray({name})")
-        if not self.for_numba:
-            self.lines.append("s = _scratch()")
+            self.prologue.append(f"if not {name}.flags.c_contiguous: "
+                                 f"{name} = np.ascontiguousarray({name})")
         for kernel in self.plan.kernels:
             self.emit_kernel(kernel)
+        if self.views:              # the arena's typed views (not looked up when unused)
+            self.lines.insert(0, "s = _scratch()")
         outs = []
         for out in graph.outputs:
             value = self.var(out)
@@ -286,7 +297,8 @@ class DriverBuilder:
                 value = f"{value}.copy()" if self.for_numba else \
                     f"np.array({value}, copy=True)"
             outs.append(value)
-        return params, outs
+        self.outs = outs
+        return outs
 
     def emit_kernel(self, kernel: Kernel) -> None:
         if kernel.kind == "library":
@@ -312,6 +324,18 @@ class DriverBuilder:
                 self.lines.append(f"{self.new_buffer_name(node)} = "
                                   f"{source}.reshape({node.shape!r})")
                 return
+            base = in_place_base(kernel)
+            if base is not None:                     # NumPy's pow over the kernel's output
+                exponent = self.bind(node.dtype.type(node.inputs[1].inputs[0].arg), "c")
+                self.names[id(node)] = self.var(base)
+                self.lines.append(f"np.power({self.var(base)}, {exponent}, "
+                                  f"out={self.var(base)})   # {kernel.name}")
+                self.check_nans(kernel)
+                return
+            operands = ufunc_operands(kernel, "library")
+            if operands is not None:
+                self.emit_ufunc(kernel, operands)
+                return
             if node.op is Op.LIBRARY_CALL and \
                     self.buffers.storage[id(node)].kind == "fresh":   # returned: NumPy's own
                 fn = self.bind(library_value_call(node), "lib")
@@ -331,31 +355,76 @@ class DriverBuilder:
             self.check_nans(kernel)
             return
         gen = self.generated[kernel.name]
+        if self.returns_matmul(gen):
+            return
         for out in kernel.outputs:
             self.allocate(out)
         if gen.matmul is not None:
-            lhs, rhs, out_shape = gen.matmul
-            flat = int(np.prod(out_shape[:-2])) == 1   # 2-D matmul: NumPy's fastest BLAS path
-            lhs_shape = rhs_shape = None
-            if flat:
-                out_shape = tuple(out_shape[-2:])
-                # a matrix times a vector as 1-D operands: NumPy calls BLAS gemv (a gemm with
-                # one column is a few % slower on a bandwidth-bound 2000x2000 matrix)
-                if out_shape[1] == 1 and out_shape[0] > 1:
-                    rhs_shape, out_shape = (rhs.shape[-2],), (out_shape[0],)
-                elif out_shape[0] == 1 and out_shape[1] > 1:
-                    lhs_shape, out_shape = (lhs.shape[-1],), (out_shape[1],)
+            lhs, rhs, out_shape = self.matmul_call(gen)
             out = self.dot_accumulator(gen)
-            if self.accumulator_shape(gen) != tuple(out_shape):   # a no-op reshape costs
-                out = f"{out}.reshape({out_shape!r})"             # a call: small dots feel it
-            self.lines.append(f"np.matmul({self.matmul_operand(lhs, flat, lhs_shape)}, "
-                              f"{self.matmul_operand(rhs, flat, rhs_shape)}, out={out})"
-                              f"   # {kernel.name}")
+            if self.accumulator_shape(gen) != out_shape:     # a no-op reshape costs
+                out = f"{out}.reshape({out_shape!r})"         # a call: small dots feel it
+            self.lines.append(f"np.matmul({lhs}, {rhs}, out={out})   # {kernel.name}")
         if gen.has_function:
             call_args = [self.call_arg(arg, gen) for arg in gen.args]
             fn = self.bind(self.dispatchers[kernel.name], "k")
             self.lines.append(f"{fn}({', '.join(call_args)})   # {kernel.name}")
         self.check_nans(kernel)
+
+    def matmul_call(self, gen: GeneratedKernel) -> tuple[str, str, tuple]:
+        """(lhs, rhs, result shape) of a dot kernel's np.matmul call."""
+        lhs, rhs, out_shape = gen.matmul
+        flat = int(np.prod(out_shape[:-2])) == 1   # 2-D matmul: NumPy's fastest BLAS path
+        lhs_shape = rhs_shape = None
+        if flat:
+            out_shape = tuple(out_shape[-2:])
+            # a matrix times a vector as 1-D operands: NumPy calls BLAS gemv (a gemm with
+            # one column is a few % slower on a bandwidth-bound 2000x2000 matrix)
+            if out_shape[1] == 1 and out_shape[0] > 1:
+                rhs_shape, out_shape = (rhs.shape[-2],), (out_shape[0],)
+            elif out_shape[0] == 1 and out_shape[1] > 1:
+                lhs_shape, out_shape = (lhs.shape[-1],), (out_shape[1],)
+        return (self.matmul_operand(lhs, flat, lhs_shape),
+                self.matmul_operand(rhs, flat, rhs_shape), tuple(out_shape))
+
+    def emit_ufunc(self, kernel: Kernel, operands: list[Node]) -> None:
+        """A kernel of one function NumPy runs faster (passes/numpy_ufuncs.py): its ufunc,
+        allocating a returned result itself, else writing into the buffer."""
+        node = kernel.root
+        ufunc = self.bind(FASTER_IN_NUMPY[(node.op, node.dtype)], "ufunc")
+        args = ", ".join(self.bind(o.dtype.type(o.arg[()] if isinstance(o.arg, np.ndarray)
+                                                  else o.arg), "c")
+                         if o.op is Op.CONSTANT else self.var(o) for o in operands)
+        if self.buffers.storage[id(node)].kind == "fresh":
+            self.lines.append(f"{self.new_buffer_name(node)} = {ufunc}({args})"
+                              f"   # {kernel.name}")
+        else:
+            self.allocate(node)
+            self.lines.append(f"{ufunc}({args}, out={self.var(node)})   # {kernel.name}")
+        self.check_nans(kernel)
+
+    def returns_matmul(self, gen: GeneratedKernel) -> bool:
+        """A bare contraction the program returns, or a small intermediate one, of its
+        operands' dtype and in NumPy's result shape, as NumPy's own `b = np.matmul(x, y)`:
+        allocating inside matmul costs less than `_empty` and `out=`, and a small block
+        from NumPy's allocator less than the thread's arena (64x64 A@B@C, hot: 15.41 ->
+        15.13 us for the returned product, 12.21 -> 12.01 for the intermediate too)."""
+        kernel = gen.kernel
+        dot = kernel.dot
+        if gen.matmul is None or gen.has_function or kernel.outputs != [dot]:
+            return False
+        storage = self.buffers.storage[id(dot)].kind
+        if not (storage == "fresh" or storage == "pooled" and
+                     dot.nbytes <= SMALL_MATMUL_BYTES) or \
+                not gen.matmul[0].node.dtype == gen.matmul[1].node.dtype == dot.dtype:
+            return False
+        lhs, rhs, out_shape = self.matmul_call(gen)
+        if out_shape != tuple(dot.shape):
+            return False
+        self.lines.append(f"{self.new_buffer_name(dot)} = np.matmul({lhs}, {rhs})"
+                          f"   # {kernel.name}")
+        self.check_nans(kernel)
+        return True
 
     def check_nans(self, kernel: Kernel) -> None:
         if self.debug_nans:
@@ -414,19 +483,35 @@ class DriverBuilder:
         return f"s[{len(self.views) - 1}]"
 
 
+@dataclass(frozen=True)
+class InlineDriver:
+    """The driver as parts a caller writes into its own function (the front end's call
+    guard, xlanb/mono_call.py): the guard and the kernel calls then run in one Python frame.
+    Each call through two frames cost about 20 us more than NumPy's own `A @ x` on a
+    2000x2000 GEMV (cold caches after 32 MB streamed: every frame, `flags` object and
+    thread-local lookup misses)."""
+    params: tuple[str, ...]      # the names the body reads its parameters by
+    prologue: tuple[str, ...]    # per parameter: the line making it C-contiguous
+    body: str                    # the kernel calls, indented 4 (timed when traced)
+    outs: tuple[str, ...]        # the returned expressions
+    env: dict                    # the driver's globals (kernels, constants, arenas)
+
+
 def build_driver(plan: FusionPlan, buffers: BufferAssignment,
                  generated: dict[str, GeneratedKernel],
                  dispatchers: dict[str, Callable], debug_nans: bool = False,
-                 traced: bool = False) -> tuple[Callable, str]:
-    """The driver function and its source; `traced` records every kernel call as a trace
-    event (--xla_trace_to)."""
+                 traced: bool = False) -> tuple[Callable, str, InlineDriver]:
+    """The driver function, its source and its parts for inlining; `traced` records every
+    kernel call as a trace event (--xla_trace_to)."""
     builder = DriverBuilder(plan, buffers, generated, dispatchers, debug_nans)
     source, env = builder.build()
     env["_check_nans"] = nan_checker(plan)
+    body = "".join(f"    {line}\n" for line in builder.lines)
     if traced:
         from . import trace_events
         env.update(_perf=time.perf_counter, _trace=trace_events.kernel_call)
         source = instrument(source, "_trace({name!r}, _t)")
+        body = instrument(body, "_trace({name!r}, _t)") if body else body
     arenas = _Arenas()
     sizes = list(buffers.block_bytes)
     views = list(builder.views)
@@ -443,7 +528,9 @@ def build_driver(plan: FusionPlan, buffers: BufferAssignment,
     env["_scratch"] = scratch
     code = compile(source, f"<xlanb driver {plan.graph.name}>", "exec")
     exec(code, env)
-    return env["run"], source
+    inline = InlineDriver(tuple(builder.params), tuple(builder.prologue), body,
+                          tuple(builder.outs), env)
+    return env["run"], source, inline
 
 
 _KERNEL_LINE = re.compile(r"^(\s+)(?!#).*   # (\S+)$")
@@ -481,6 +568,7 @@ class Executable:
         # why nothing was compiled (over the compile budget): the program runs op by op,
         # and a front end holding the user's function can run that with NumPy instead
         self.over_budget: str = ""
+        self.inline: InlineDriver | None = None     # the driver's parts (build_driver)
 
     def run(self, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         return self.driver(*args)

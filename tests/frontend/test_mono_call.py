@@ -86,3 +86,72 @@ def test_clear_cache_drops_the_guard():
     f.clear_cache()
     assert f._mono is None
     np.testing.assert_allclose(f(np.ones(3)), 2.0)
+
+
+def test_the_guard_runs_the_kernels_itself_for_every_layout():
+    f = _jit(lambda a, b, c: np.tanh(a @ b) @ c)      # an arena intermediate, two dots
+    a, b, c = (RNG.standard_normal((6, 6)) for _ in range(3))
+    fortran = np.asfortranarray(a)                     # its contiguity test stays inlined
+    for args in ((a, b, c), (fortran, b, c)):
+        f.clear_cache()
+        for _ in range(3):
+            np.testing.assert_allclose(f(*args), np.tanh(args[0] @ b) @ c)
+        assert f._mono.__code__.co_names.count("_driver") == 0    # inlined, no driver call
+        assert f._mono.executable.inline is not None
+
+
+def test_a_switched_executable_gets_a_new_guard():
+    f = _jit(lambda a: np.exp(a) * 2.0)
+    a = RNG.standard_normal(5)
+    f(a)
+    compiled, old = f.last_compiled, f._mono
+    compiled.switch_to(f.lower(a).compile().executable)     # as a tiered program does
+    assert old((a,)) is mono_call.MISS
+    np.testing.assert_allclose(f(a), np.exp(a) * 2.0)
+    assert f._mono is not old and f._mono.executable is compiled.executable
+    assert f._mono((a,)) is not mono_call.MISS
+
+
+def test_disable_jit_still_interprets_a_guarded_function(monkeypatch):
+    f = _jit(lambda a: a * 3.0)
+    a = np.arange(4.0)
+    f(a)
+    assert f._mono is not None
+    calls = []
+    interpreted = f.run_interpreted
+    monkeypatch.setattr(f, "run_interpreted", lambda *x: calls.append(1) or interpreted(*x))
+    with xlanb.disable_jit():
+        np.testing.assert_allclose(f(a), a * 3.0)
+    assert calls == [1]
+
+
+def test_guarded_calls_are_traced(tmp_path, monkeypatch):
+    import json
+    from xlanb_runtime import trace_events
+    path = tmp_path / "trace.json"
+    monkeypatch.setenv("XLANB_FLAGS", f"--xla_trace_to={path}")
+    f = _jit(lambda a: np.sin(a).sum())
+    a = RNG.standard_normal(7)
+    for _ in range(3):
+        f(a)
+    assert f._mono is not None
+    trace_events.flush()
+    events = json.loads(path.read_text())["traceEvents"]
+    kernel = f.last_compiled.kernels[0].name
+    assert sum(e["cat"] == "run" and e["name"] == kernel for e in events) >= 3
+
+
+def test_the_guard_is_the_functions_own_call():
+    f, g = _jit(lambda a: a + 1.0), _jit(lambda a: a * 2.0)
+    a = np.arange(3.0)
+    f(a), g(a)
+    assert type(f).__call__ is f._mono.entry and type(g).__call__ is g._mono.entry
+    assert isinstance(f, xlanb.JitFunction) and type(f) is not type(g)
+    hits = f.cache_info().hits
+    np.testing.assert_allclose(f(a), a + 1.0)
+    np.testing.assert_allclose(f(a.astype(np.float32)), a + 1.0)    # a miss: general path
+    np.testing.assert_allclose(g(a), a * 2.0)
+    assert f.cache_info().hits == hits + 1
+    f.clear_cache()
+    assert type(f).__call__ is xlanb.JitFunction.__call__
+    np.testing.assert_allclose(f(a), a + 1.0)

@@ -478,5 +478,18 @@ def test_matrix_vector_products_call_blas_on_the_1d_vector(side):
     executable = runtime.compile(graph)
     call = next(line for line in executable.driver_source.splitlines() if "np.matmul" in line)
     assert ".reshape(" not in call, call
+    assert "out=" not in call and "_empty" not in executable.driver_source   # NumPy allocates
     for got, want in zip(executable.run(args), interpret(graph, args)):
         assert_close(got, want, n=300, scale=graph_scale(graph, args))
+
+
+def test_small_matmul_chains_are_numpys_own_calls():
+    """A small intermediate product (<= SMALL_MATMUL_BYTES) and the returned one are
+    `b = np.matmul(x, y)`: no arena lookup, no out= (NumPy's allocator recycles them)."""
+    import xlanb
+    rng = np.random.default_rng(3)
+    a, b, c = (rng.standard_normal((64, 64)) for _ in range(3))
+    compiled = xlanb.jit(lambda a, b, c: a @ b @ c, tiered=False).lower(a, b, c).compile()
+    source = compiled.executable.driver_source
+    assert source.count("np.matmul") == 2 and "out=" not in source and "_scratch" not in source
+    np.testing.assert_allclose(compiled(a, b, c), a @ b @ c, rtol=1e-12)

@@ -1,0 +1,84 @@
+"""Kernels of one function NumPy runs faster (passes/numpy_ufuncs.py): NumPy's own ufunc,
+so NumPy's exact result; anything fused, small, or on a CPU without NumPy's AVX-512 loops
+stays a generated kernel."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlanb
+from xlanb_runtime.passes import numpy_ufuncs
+
+AVX512 = numpy_ufuncs.numpy_has_avx512_loops()
+RNG = np.random.default_rng(0)
+N = 2 * numpy_ufuncs.MIN_ELEMENTS
+
+
+def _kinds(fn, *args):
+    compiled = xlanb.jit(fn, tiered=False).lower(*args).compile()
+    return [k.kind for k in compiled.kernels], compiled
+
+
+CASES = {
+    "f32 x ** c": (lambda x, y: x ** 0.4545, np.float32),
+    "f32 x ** y": (lambda x, y: x ** y, np.float32),
+    "f32 tanh": (lambda x, y: np.tanh(x), np.float32),
+    "f64 pow": (lambda x, y: np.power(x, 1.7), np.float64),
+    "f64 exp": (lambda x, y: np.exp(x), np.float64),
+    "f64 log": (lambda x, y: np.log(x), np.float64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_lone_function_is_numpys_own(name):
+    fn, dtype = CASES[name]
+    x, y = (RNG.uniform(0.1, 3.0, N).astype(dtype) for _ in range(2))
+    kinds, compiled = _kinds(fn, x, y)
+    if AVX512:
+        assert kinds == ["library"], kinds
+        assert "AVX-512" in " ".join(compiled.kernels[0].decisions)
+    got, want = compiled(x, y), fn(x, y)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)          # NumPy's own loop: bit for bit
+
+
+def test_an_intermediate_is_written_into_its_buffer():
+    x, w = RNG.uniform(0.1, 2.0, (200, 100)), RNG.standard_normal((100, 3))
+    kinds, compiled = _kinds(lambda x, w: np.exp(x) @ w, x, w)
+    if AVX512:
+        assert kinds[0] == "library" and "out=" in compiled.executable.driver_source
+    np.testing.assert_allclose(compiled(x, w), np.exp(x) @ w, rtol=1e-12)
+
+
+def test_fused_small_or_without_avx512_loops_stays_generated(monkeypatch):
+    x = RNG.uniform(0.1, 3.0, N)
+    assert _kinds(lambda x: np.exp(x) + 1.0, x)[0] == ["loop"]                # fused
+    assert _kinds(lambda x: np.exp(x), x[:100])[0] == ["loop"]                 # small
+    monkeypatch.setattr(numpy_ufuncs, "numpy_has_avx512_loops", lambda: False)
+    kinds, compiled = _kinds(lambda x: np.exp(x), x)
+    assert kinds == ["loop"]
+    np.testing.assert_allclose(compiled(x), np.exp(x), rtol=1e-15)
+
+
+def test_a_kernel_ending_in_a_power_leaves_it_to_numpy_in_place():
+    img = RNG.uniform(0.0, 1.0, (128, 128, 3)).astype(np.float32)
+
+    def gamma(img):
+        return (img @ np.array([0.299, 0.587, 0.114], dtype=img.dtype)) ** (1 / 2.2)
+
+    kinds, compiled = _kinds(gamma, img)
+    if AVX512:
+        assert kinds == ["loop", "library"], kinds
+        assert "np.power(b1, " in compiled.executable.driver_source
+    got, want = compiled(img), gamma(img)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=2e-6)
+
+
+def test_a_power_whose_base_is_also_returned_is_not_split():
+    x = RNG.uniform(0.1, 2.0, N)
+    kinds, compiled = _kinds(lambda x: ((x * 2.0 + 1.0) ** 1.7, x * 2.0 + 1.0), x)
+    assert kinds == ["loop"]
+    got = compiled(x)
+    np.testing.assert_allclose(got[0], (x * 2.0 + 1.0) ** 1.7, rtol=1e-14)
+    np.testing.assert_array_equal(got[1], x * 2.0 + 1.0)

@@ -112,3 +112,39 @@ def test_second_epilogue_reading_the_first_kernels_values(name, fn, cols):
     got, want = xlanb.jit(fn, tiered=False)(*args), fn(*args)
     terms = float((np.abs(a).T @ (np.abs(a) @ np.abs(x) + np.abs(b))).max())
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12 * terms)
+
+
+def _bicg(a, x, b):
+    return b @ a, a @ x
+
+
+def _mvt(x1, x2, y1, y2, a):
+    x1 += a @ y1
+    x2 += y2 @ a
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_independent_pairs_of_one_matrix_sweep_it_once(dtype):
+    """`A @ p` beside `r @ A` (a BiCG step) and mvt's in-place `x1 += A @ y1; x2 += y2 @
+    A`: the second dot's vector is an argument, read at row i of the sweep."""
+    a, x, b = args = _problem(dtype, rows=1200)
+    assert _kinds(_bicg, *args) == ["gemv_pair"]
+    _check(_bicg, args)
+    square = RNG.standard_normal((600, 600)).astype(dtype)
+    vectors = [RNG.standard_normal(600).astype(dtype) for _ in range(4)]
+    got, want = [v.copy() for v in vectors] + [square], [v.copy() for v in vectors] + [square]
+    assert _kinds(_mvt, *got) == ["gemv_pair"]
+    xlanb.jit(_mvt, tiered=False)(*got)
+    _mvt(*want)
+    for g, w in zip(got, want):
+        assert_close(g, w, n=square.size, scale=float(np.abs(w).max()) + 600 * 4)
+
+
+def test_a_gemv_that_reads_the_other_dot_does_not_pair_with_it():
+    """`A @ (r @ A)` needs the whole of r @ A before its sweep: two kernels, in order."""
+    def fn(a, x, b):
+        return a @ np.tanh(b @ a), x
+    a, x, b = _problem(np.float64, rows=600, cols=600)
+    assert "gemv_pair" not in _kinds(fn, a, x, b)
+    got, want = xlanb.jit(fn, tiered=False)(a, x, b)[0], fn(a, x, b)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * float(np.abs(a).sum()))

@@ -278,6 +278,48 @@ def test_alias_pattern_is_part_of_the_signature():
     np.testing.assert_array_equal(w, expected)
 
 
+def _double_then_read(a, b):
+    a *= 2
+    return b * 1.0
+
+
+def test_where_views_sit_in_the_owner_is_part_of_the_signature():
+    """A group of overlapping views is traced with its offsets baked in: A[2:6] += A[0:4]
+    after A[1:5] += A[0:4] (same shapes, strides and pattern) reused the first program
+    and added at offset 1; a larger owner gave NumPy's broadcast ValueError."""
+    f = xlanb.jit(_add_shifted)
+    for size, lo in ((10, 1), (10, 2), (12, 2)):
+        got, expected = np.arange(float(size)), np.arange(float(size))
+        assert f(got[lo:lo + 4], got[0:4]) == _add_shifted(expected[lo:lo + 4],
+                                                           expected[0:4])
+        np.testing.assert_array_equal(got, expected)
+
+
+def _foreign_views():
+    """Pairs of arrays over one buffer whose `base` is not the same ndarray."""
+    x = np.arange(8.0)
+    buffer = bytearray(np.arange(8.0).tobytes())
+    wrapped = type("Wrapped", (), {"__array_interface__": x.__array_interface__})()
+    m = np.frombuffer(bytearray(np.arange(8.0).tobytes()))
+    return [(np.frombuffer(buffer), np.frombuffer(buffer)),
+            (x, np.lib.stride_tricks.as_strided(x)),
+            (x, np.asarray(wrapped)),
+            (m, m[:]),
+            (m[2:], m[:-2])]
+
+
+@pytest.mark.parametrize("case", range(5))
+@pytest.mark.parametrize("fn", [_double_then_read, _add_shifted])
+def test_memory_shared_through_a_buffer_is_found(fn, case):
+    """frombuffer, as_strided and __array_interface__ arrays over one memory have different
+    bases: they were taken as unrelated, so `b` was read before `a`'s write reached it."""
+    f = xlanb.jit(fn)
+    f(np.zeros(8), np.zeros(8))                 # a program for unrelated arrays first
+    got, expected = _foreign_views()[case], _foreign_views()[case]
+    np.testing.assert_array_equal(f(*got), fn(*expected))
+    np.testing.assert_array_equal(got[0], expected[0])
+
+
 def test_views_of_different_dtypes_are_a_named_error():
     x = np.zeros(4)
     with pytest.raises(AliasingError):

@@ -110,6 +110,34 @@ def test_reshape_view_rule_matches_numpy(shape, strides, new):
         assert got == expected
 
 
+_RAVELS = {      # ravel is a view only where the elements are contiguous in its order
+    "strided": lambda m: m[:, ::2].ravel(), "column": lambda m: m[:, 1].ravel(),
+    "reversed": lambda m: m[::-1].ravel(), "row": lambda m: m[1].ravel(),
+    "one row strided": lambda m: m[:1, ::2].ravel(), "flatten": lambda m: m.flatten(),
+    "T K": lambda m: m.T.ravel("K"), "T A": lambda m: m.T.ravel(order="A"),
+    "F": lambda m: m.ravel("F"), "T F": lambda m: m.T.ravel("F"),
+    "reversed K": lambda m: m[::-1, ::2].T.ravel("K"), "T flatten K": lambda m: m.T.flatten("K"),
+    "broadcast K": lambda m: np.broadcast_to(m[0], (2, 3, 4)).ravel("K"),
+}
+
+
+@pytest.mark.parametrize("name", list(_RAVELS))
+def test_ravel_order_and_view_or_copy(name):
+    """x[::2].ravel() and m.flatten() were views (a write reached the argument), and
+    ravel('K'/'A') of m.T read in C order instead of memory order."""
+    def write_through(m):
+        r = _RAVELS[name](m)
+        r[0] = r[-1] = 100
+        return r * 1
+    assert_same_call(write_through, (ints(3, 4),))
+
+
+def test_strides_are_bytes():
+    """x.strides gave element strides ((4, 1) for a (3, 4) float64 argument)."""
+    got = xlanb.jit(lambda m: (m.strides, m.T[:, ::2].strides, (m * 2).strides))(ints(3, 4))
+    assert got == ((32, 8), (8, 64), (32, 8))
+
+
 # -- in-place idioms ----------------------------------------------------------------------
 
 def _augmented(p):

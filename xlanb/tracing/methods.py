@@ -118,7 +118,9 @@ def _astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
 
 
 def _flatten(x, order="C"):
-    return np.ravel(x, order=order)
+    """Always a copy (ravel may return a view)."""
+    flat = np.ravel(x, order=order)
+    return flat.context.wrap(flat.node)
 
 
 def _copy(x, order="C"):

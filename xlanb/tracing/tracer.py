@@ -285,11 +285,22 @@ class Tracer:
         self._version += 1
 
     @property
-    def strides(self) -> tuple[int, ...] | None:
+    def elem_strides(self) -> tuple[int, ...] | None:
         """Strides in elements (None when unknown: views of it are copies)."""
         if self._strides is None:
             return c_strides(self.shape)
         return self._strides or None
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """`x.strides`: NumPy's, in bytes."""
+        strides = self.elem_strides
+        if strides is None:
+            from ..errors import UnsupportedNumPyFunctionError
+            raise UnsupportedNumPyFunctionError(
+                "the strides of this array are not whole elements", op_name="x.strides",
+                location=user_location(), hint="read the strides outside the function")
+        return tuple(s * self.itemsize for s in strides)
 
     def view(self, step=None, node: Node | None = None, *, dtype=None,
              type=None) -> "Tracer | None":
@@ -299,7 +310,7 @@ class Tracer:
         if not isinstance(step, ViewStep):
             return self.numpy_view(step if dtype is None else dtype,
                                    node if type is None else type)
-        strides = step.strides(self.shape, self.strides)
+        strides = step.strides(self.shape, self.elem_strides)
         if strides is None and isinstance(step, ReshapeStep):
             return None
         root = self.root if self.root is not None else self
@@ -331,7 +342,7 @@ class Tracer:
         from .views import ReshapeStep, reshape_strides
         old = self.shape
         node = reshape_node(self.node, shape)
-        strides = reshape_strides(old, self.strides, node.shape)
+        strides = reshape_strides(old, self.elem_strides, node.shape)
         if strides is None:               # NumPy raises an AttributeError here
             from ..errors import ShapeMismatchError
             raise ShapeMismatchError("incompatible shape for in-place modification",

@@ -83,6 +83,54 @@ def reshape_strides(shape: Sequence[int], strides: Sequence[int] | None,
     return tuple(new_strides)
 
 
+def is_contiguous(shape: Sequence[int], strides: Sequence[int] | None,
+                  axes: Sequence[int]) -> bool:
+    """Whether the elements, read with `axes` from outer to inner, lie one after the other
+    in memory (positive unit steps; size-1 axes do not count; empty arrays are): NumPy's
+    C_CONTIGUOUS (`axes` in order), F_CONTIGUOUS (reversed) and ravel('K')'s view test."""
+    if strides is None:
+        return False
+    if math.prod(shape) == 0:
+        return True
+    step = 1
+    for d in reversed(tuple(axes)):
+        if shape[d] != 1:
+            if strides[d] != step:
+                return False
+            step *= shape[d]
+    return True
+
+
+def keep_order(shape: Sequence[int], operand_strides: Sequence[Sequence[int]]) -> tuple:
+    """The axes, outer to inner, in which NumPy's iterator walks operands of these element
+    strides for order='K' (npyiter_find_best_axis_ordering, strides not negated): a stable
+    insertion sort by decreasing |stride| where a zero stride or a size-1 axis decides
+    nothing, and operands that disagree keep C order.  ravel('K') reads in this order and
+    a ufunc lays out its result in it."""
+    ndim = len(shape)
+    strides = [[0 if shape[d] == 1 else s[d] for d in range(ndim)] for s in operand_strides]
+    perm = list(range(ndim - 1, -1, -1))        # the iterator's axes: innermost first
+    for i0 in range(1, ndim):
+        j0, ipos = perm[i0], i0
+        for i1 in range(i0 - 1, -1, -1):
+            j1 = perm[i1]
+            ambiguous, swap = True, False
+            for s in strides:
+                if s[j0] != 0 and s[j1] != 0:
+                    if abs(s[j1]) <= abs(s[j0]):
+                        swap = False            # on a conflict C order wins
+                    elif ambiguous:
+                        swap = True
+                    ambiguous = False
+            if not ambiguous:
+                if not swap:
+                    break
+                ipos = i1
+        if ipos != i0:
+            perm[ipos + 1:i0 + 1] = perm[ipos:i0]
+            perm[ipos] = j0
+    return tuple(reversed(perm))
+
 class ViewStep:
     """One step of a view chain: how to read the child from its parent, and write it back."""
 

@@ -132,6 +132,31 @@ def test_ravel_order_and_view_or_copy(name):
     assert_same_call(write_through, (ints(3, 4),))
 
 
+_NEW_LAYOUTS = {   # NumPy lays these out in the input's memory order, or as asked
+    "ufunc": lambda m: m.T * 2, "negative": lambda m: np.negative(m.T), "where": lambda m:
+    np.where(m.T > 0, m.T, 0), "np.copy": lambda m: np.copy(m.T), "astype": lambda m:
+    m.T.astype(np.float32), "zeros_like": lambda m: np.zeros_like(m.T) + m.T,
+    "asfortranarray": lambda m: np.asfortranarray(m), "array": lambda m: np.array(m.T),
+    "ascontiguousarray": lambda m: np.ascontiguousarray(m.T), "copy F": lambda m:
+    m.copy(order="F"), "array ndmin": lambda m: np.array(m[0], ndmin=3),
+}
+
+
+@pytest.mark.parametrize("name", list(_NEW_LAYOUTS))
+def test_new_arrays_have_numpys_layout(name):
+    """`y = m.T * 2` is F-contiguous in NumPy, so `y.reshape(-1)` and `y.ravel()` are
+    copies; they were views (a write reached `y`), np.asfortranarray(m) and
+    np.ascontiguousarray(m.T) returned `m` itself (a write reached the argument), ravel('K')
+    and nditer read in C order, and np.array(x, ndmin=3) ignored ndmin."""
+    def write_through(m):
+        y = _NEW_LAYOUTS[name](m)
+        y.reshape(-1)[0] = 100
+        y.ravel()[-1] = -100
+        order = np.array([v * 1 for v in np.nditer(y)])
+        return y, y.strides, y.ravel("K") * 1, order
+    assert_same_call(write_through, (ints(3, 4),))
+
+
 def test_strides_are_bytes():
     """x.strides gave element strides ((4, 1) for a (3, 4) float64 argument)."""
     got = xlanb.jit(lambda m: (m.strides, m.T[:, ::2].strides, (m * 2).strides))(ints(3, 4))

@@ -14,8 +14,10 @@ into a new node for M (torch.compile's functionalization).  The compiled program
 pure; `trace()` writes each argument's final root value back to the caller's array.
 
 Whether a reshape is a view depends on the memory layout, so every Tracer carries
-`strides` in elements: the caller's strides for arguments, C order for new arrays, and
-NumPy's rules for views (`reshape_strides` is NumPy's no-copy reshape test).
+`strides` in elements: the caller's strides for arguments, NumPy's rules for views
+(`reshape_strides` is NumPy's no-copy reshape test), NumPy's order='K' layout for the
+results of ufuncs and of copies that keep the layout (`keep_order`: `a.T * 2` is
+F-contiguous, so its `reshape(-1)` is a copy), and C order for other new arrays.
 """
 from __future__ import annotations
 
@@ -130,6 +132,22 @@ def keep_order(shape: Sequence[int], operand_strides: Sequence[Sequence[int]]) -
             perm[ipos + 1:i0 + 1] = perm[ipos:i0]
             perm[ipos] = j0
     return tuple(reversed(perm))
+
+
+def strides_in_order(shape: Sequence[int], axes: Sequence[int]) -> tuple[int, ...]:
+    """Element strides of a new contiguous array whose axes lie outer to inner as `axes`."""
+    strides, step = [0] * len(shape), 1
+    for d in reversed(tuple(axes)):
+        strides[d] = step
+        step *= max(int(shape[d]), 1)
+    return tuple(strides)
+
+
+def broadcast_strides(shape: Sequence[int], operand_shape: Sequence[int],
+                      strides: Sequence[int]) -> tuple[int, ...]:
+    """An operand's element strides broadcast to `shape` (a stretched axis steps by 0)."""
+    pad = len(shape) - len(operand_shape)
+    return (0,) * pad + tuple(0 if n == 1 else s for n, s in zip(operand_shape, strides))
 
 class ViewStep:
     """One step of a view chain: how to read the child from its parent, and write it back."""

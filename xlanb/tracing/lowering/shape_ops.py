@@ -16,6 +16,7 @@ from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
 from ...errors import ShapeMismatchError
+from ..layout import with_order
 from ..tracer import Tracer
 from ..views import ReshapeStep, TransposeStep, is_contiguous, keep_order
 from . import fail, implements, unsupported, unsupported_option
@@ -318,13 +319,13 @@ def size(a, axis=None):
 
 @implements(np.copy)
 def copy(a, order="K", subok=False):
-    return wrap(to_node(a))
+    return with_order(wrap(to_node(a)), order, (a,))
 
 
 @implements(getattr(np, "astype", None))
 def astype(x, dtype, /, *, copy=True, device=None):
     from .complex_numbers import astype as cast      # complex -> real warns like NumPy
-    return cast(x, dtype)
+    return with_order(cast(x, dtype), "K", (x,))
 
 
 @implements(np.flip)

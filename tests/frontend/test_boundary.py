@@ -7,13 +7,15 @@ argument after the call*.
 from __future__ import annotations
 
 import copy
+import tempfile
 import warnings
 
 import numpy as np
 import pytest
 
 import xlanb
-from xlanb.errors import (AliasingError, ConcretizationError, InternalCompilerError,
+from xlanb.errors import (AliasingError, ArraySubclassError, ConcretizationError,
+                          InternalCompilerError,
                           ReadOnlyArrayError, ShapeMismatchError,
                           UnsupportedNumPyFunctionError)
 from xlanb.tracing.views import reshape_strides
@@ -371,6 +373,25 @@ def test_memory_shared_through_a_buffer_is_found(fn, case):
     got, expected = _foreign_views()[case], _foreign_views()[case]
     np.testing.assert_array_equal(f(*got), fn(*expected))
     np.testing.assert_array_equal(got[0], expected[0])
+
+
+def test_ndarray_subclass_arguments_are_refused_or_run_with_numpy():
+    """np.matrix's `*` is a matrix product and a masked array's results are masked: traced
+    as plain ndarrays they gave the elementwise product and unmasked data, also from the
+    program an ndarray call had compiled (same shape, dtype and strides)."""
+    m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+    f = xlanb.jit(lambda a, b: a * b)
+    f(np.asarray(m), np.asarray(m))
+    with pytest.raises(ArraySubclassError, match="numpy.matrix"):
+        f(m, m)
+    got = xlanb.jit(lambda a, b: a * b, must_compile=False)(m, m)
+    assert type(got) is np.matrix
+    np.testing.assert_array_equal(got, m * m)
+    masked = np.ma.array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    with pytest.raises(ArraySubclassError):
+        xlanb.jit(lambda a: a * 2)(masked)
+    mapped = np.memmap(tempfile.mktemp(), dtype=np.float64, mode="w+", shape=(3,))
+    np.testing.assert_array_equal(xlanb.jit(lambda a: a + 1)(mapped), np.ones(3))
 
 
 def test_views_of_different_dtypes_are_a_named_error():

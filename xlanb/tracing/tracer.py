@@ -644,6 +644,20 @@ def _returned_output(out_leaves: list, arg_outputs: dict, i: int):
 _RANDOM_STATES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
 
 
+def _refuse_subclass(index: int, leaf) -> None:
+    """An ndarray subclass changes what NumPy's operators and functions do (np.matrix's
+    `*` is a matrix product, a masked array's results are masked), which a trace of plain
+    ndarrays would silently drop.  np.memmap only maps a file: traced as its ndarray."""
+    if isinstance(leaf, np.ndarray) and type(leaf) not in (np.ndarray, np.memmap):
+        from ..errors import ArraySubclassError
+        name = f"{type(leaf).__module__}.{type(leaf).__qualname__}"
+        raise ArraySubclassError(
+            f"it is a {name}, an ndarray subclass whose operations differ from ndarray's",
+            op_name=f"argument {index}",
+            hint="pass np.asarray(x) if plain ndarray semantics are meant, or run the "
+            "function with NumPy: `xlanb.jit(f, must_compile=False)`")
+
+
 class _Arguments:
     """The traced stand-ins for a call's leaves, and what became of them after the call."""
 
@@ -660,6 +674,7 @@ class _Arguments:
         grouped = {i: g for g in (self.aliases.groups if self.aliases else ()) for i in g}
         flat_roots: dict = {}
         for i, leaf in enumerate(leaves):
+            _refuse_subclass(i, leaf)
             if isinstance(leaf, _RANDOM_STATES):
                 stand_in = context.random_state_argument(leaf)
                 if stand_in is not None:           # draws on it are chained library calls

@@ -314,13 +314,34 @@ def _reduce(g, node, x):
     kind, axes = node.arg
     if kind == "sum":                         # d sum = broadcast of the cotangent
         return (_expand(g, x, axes),)
-    if kind == "prod":                        # d prod x = prod x / x_i  (x_i != 0)
-        return (div(mul(_expand(g, x, axes), _expand(node, x, axes)), x),)
+    if kind == "prod":                        # d prod x / d x_i = the product of the others
+        return (mul(_expand(g, x, axes), _product_of_others(x, axes)),)
     if kind in ("max", "min"):                # ties share the cotangent equally
         hits = B.convert(B.binary(Op.EQ, x, _expand(node, x, axes)), x.dtype)
         count = B.reduce(hits, "sum", axes)
         return (mul(hits, _expand(div(g, count), x, axes)),)
     return (None,)                            # any / all
+
+
+def _product_of_others(x: Node, axes) -> Node:
+    """Each element's product of the other elements over `axes`: the exclusive prefix
+    product times the exclusive suffix product, with the axes moved last and flattened.
+    Not prod / x_i, which is 0/0 = nan at a zero (np.prod([2, 0, 5])'s gradient is
+    [0, 10, 0])."""
+    from .scan_rules import shifted
+    if x.size == 0:
+        return full(x, 0)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    perm = kept + sorted(axes)
+    moved = B.transpose(x, perm)
+    last = len(kept)
+    flat = B.reshape(moved, tuple(x.shape[d] for d in kept) + (math.prod(
+        x.shape[d] for d in axes),))
+    before = shifted(B.scan(flat, "prod", last), last, -1, 1)
+    after = B.reverse(shifted(B.scan(B.reverse(flat, (last,)), "prod", last), last, -1, 1),
+                      (last,))
+    others = B.reshape(mul(before, after), moved.shape)
+    return B.transpose(others, [perm.index(d) for d in range(x.ndim)])
 
 
 @vjp(Op.DOT)

@@ -122,6 +122,13 @@ def test_prod_gradient_at_zeros_is_the_product_of_the_others():
         assert_close(g, want)
 
 
+def test_power_zero_gradient_is_zero_at_zero():
+    """d x**0 / dx was 0 * 0**-1 = nan at x = 0."""
+    x = np.array([0.0, 1.0, -2.0])
+    assert_close(xlanb.grad(lambda v, p: (v ** p).sum())(x, 0.0), np.zeros(3))
+    assert_close(xlanb.grad(lambda v: (v ** 0.0 + v ** 2.0).sum())(x), 2 * x)
+
+
 def test_integer_input_is_a_clear_error():
     with pytest.raises(TypeError, match="floating-point"):
         xlanb.grad(lambda n: (n * 2).sum())(np.arange(3))

@@ -203,6 +203,8 @@ def _pow(g, node, x, y):                      # d x^y = y x^(y-1) dx + x^y log x
     if not is_float(x):
         return None, None
     dx = mul(g, mul(y, B.binary(Op.POW, x, sub(y, full(y, 1)))))
+    # x**0 is constant: 0 * 0**-1 would be nan at x = 0 (JAX's rule has the same guard)
+    dx = where(B.binary(Op.EQ, y, full(y, 0)), full(dx, 0), dx)
     if is_complex(x):                         # log z is defined off z = 0
         positive = B.binary(Op.NE, x, full(x, 0))
     else:

@@ -394,6 +394,23 @@ def test_ndarray_subclass_arguments_are_refused_or_run_with_numpy():
     np.testing.assert_array_equal(xlanb.jit(lambda a: a + 1)(mapped), np.ones(3))
 
 
+def test_writes_into_an_argument_that_overlaps_itself_are_a_named_error():
+    """x = as_strided(b, (3, 3), (8, 8)): x[0, 1] and x[1, 0] are one float.  After
+    x[0, 1] = 5, NumPy reads 5 at x[1, 0]; the trace read 0 and wrote b[1] = 0 back."""
+    def write_then_read(x):
+        x[0, 1] = 5.0
+        return x[1, 0] * 1.0
+
+    def read(x):
+        return x * 2
+    b = np.zeros(5)
+    x = np.lib.stride_tricks.as_strided(b, (3, 3), (8, 8))
+    with pytest.raises(AliasingError, match="overlap each other"):
+        xlanb.jit(write_then_read)(x)
+    assert xlanb.jit(write_then_read, must_compile=False)(x) == 5.0 and b[1] == 5.0
+    np.testing.assert_array_equal(xlanb.jit(read)(x), read(x))
+
+
 def test_views_of_different_dtypes_are_a_named_error():
     x = np.zeros(4)
     with pytest.raises(AliasingError):

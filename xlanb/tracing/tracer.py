@@ -77,6 +77,7 @@ class TraceContext:
         # one raised inside `a[0] = t` into "setting an array element with a sequence"
         self.conversion_error: BaseException | None = None
         self.argument_roots: set[int] = set()       # id() of the Tracers of array arguments
+        self.self_overlapping: set[int] = set()     # ... whose elements share memory
         self.random_token: Node | None = None       # the last random draw's state token
         self.random_draws = 0
 
@@ -269,6 +270,13 @@ class Tracer:
                                      location=user_location(),
                                      hint="pass a writeable array, or copy it first "
                                      "(`x = x.copy()`)")
+        if id(root) in self.context.self_overlapping:
+            from ..errors import AliasingError
+            raise AliasingError("a write into an argument whose elements overlap each other "
+                                "(strides that reach one memory location twice, as "
+                                "`as_strided` makes): NumPy's result depends on the order "
+                                "of its writes", location=user_location(),
+                                hint="pass a copy of that argument")
         if value.shape != self.shape:
             raise AssertionError(f"internal: writing {value.shape} into {self.shape}")
         if self.root is None:
@@ -699,7 +707,7 @@ class _Arguments:
             self.traced.append(tracer)
 
     def _param(self, leaf_index: int, leaf, flat: bool = False) -> Tracer:
-        from .views import element_strides
+        from .views import element_strides, overlaps_itself
         context = self.context
         if isinstance(leaf, Tracer):
             tracer = context.new_param(leaf.shape, leaf.dtype)
@@ -715,6 +723,8 @@ class _Arguments:
         if isinstance(leaf, np.ndarray):
             tracer._strides = element_strides(leaf) or False
             tracer.writeable = bool(leaf.flags.writeable)
+            if tracer.writeable and overlaps_itself(leaf.shape, leaf.strides):
+                context.self_overlapping.add(id(tracer))
             self.roots.append((len(self.param_leaves) - 1, tracer))
             context.argument_roots.add(id(tracer))
         else:

@@ -149,6 +149,19 @@ def broadcast_strides(shape: Sequence[int], operand_shape: Sequence[int],
     pad = len(shape) - len(operand_shape)
     return (0,) * pad + tuple(0 if n == 1 else s for n, s in zip(operand_shape, strides))
 
+
+def overlaps_itself(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether two elements may share memory (in any unit): True unless, with the axes of
+    more than one element sorted by |stride|, each stride steps over everything the inner
+    axes span (NumPy's arrays and views always do; `as_strided` may not)."""
+    span = 0
+    for n, s in sorted(((n, abs(s)) for n, s in zip(shape, strides) if n > 1),
+                       key=lambda item: item[1]):
+        if s <= span:
+            return True
+        span += s * (n - 1)
+    return False
+
 class ViewStep:
     """One step of a view chain: how to read the child from its parent, and write it back."""
 

@@ -529,6 +529,11 @@ class Tracer:
         from .views import FlatIterator
         return FlatIterator(self)
 
+    @flat.setter
+    def flat(self, value) -> None:
+        """`x.flat = v`: every element, from v repeated in C order (NumPy's flatiter)."""
+        self.flat[:] = value
+
     def tolist(self):
         return self._concrete("x.tolist()").tolist()
 

@@ -309,6 +309,27 @@ class BitcastStep(ViewStep):
         return strides                  # the same itemsize: the same element strides
 
 
+def _root_of(tracer):
+    return tracer if tracer.root is None else tracer.root
+
+
+def _repeated(value, shape):
+    """NumPy's flatiter assignment: the values, in C order, repeated cyclically (or cut)
+    to fill the selected elements (`x.flat[:6] = [1, 2]` writes 1, 2, 1, 2, 1, 2)."""
+    from .tracer import Tracer
+    if not isinstance(value, Tracer):
+        try:
+            value = np.asarray(value)
+        except Exception:                 # a list holding traced values: as given
+            return value
+    count, size = math.prod(shape), math.prod(value.shape)
+    if shape == () and size > 1:
+        raise ValueError("Error setting single item of array.")
+    if size in (0, 1) or (size == count and value.ndim <= 1):
+        return value if size == count or size <= 1 else np.reshape(value, shape)
+    return np.reshape(np.ravel(value)[np.arange(count) % size], shape)
+
+
 class FlatIterator:
     """`x.flat` of a traced array: its elements in C order, read by index (static or
     traced), iterated, or written (`x.flat[i] = v` changes x, as NumPy's flatiter does,
@@ -328,7 +349,18 @@ class FlatIterator:
         return self._flat()[key].copy()
 
     def __setitem__(self, key, value) -> None:
+        from .tracer import Tracer
+        if isinstance(value, Tracer) and value.size > 1 and \
+                _root_of(value) is _root_of(self.base):
+            from ..errors import AliasingError
+            from .tracer import user_location
+            raise AliasingError("`x.flat[...] = v` with v a view of x: NumPy's flat iterator "
+                                "reads v while it writes x (x.flat[1:5] = x[0, :4] smears "
+                                "x[0, 0]), so the result depends on the order of the writes",
+                                location=user_location(), hint="assign a copy: `v.copy()`")
         flat = self._flat().copy()
+        if np.size(value) > 1:           # (a mask's count is data-dependent: no cycling)
+            value = _repeated(value, flat[key].shape)
         flat[key] = value
         self.base[...] = flat.reshape(self.base.shape)
 

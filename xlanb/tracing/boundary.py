@@ -98,8 +98,10 @@ def find_aliases(leaves: Sequence) -> AliasPlan | None:
     seen = set()
     for leaf in leaves:
         if isinstance(leaf, np.ndarray):
-            owner = _owner(leaf)
-            if id(owner) in seen or not _owns_data(owner):
+            base = leaf.base                          # (inlined: this runs every call)
+            owner = leaf if base is None else base
+            if id(owner) in seen or not (isinstance(owner, np.ndarray) and
+                                         owner.flags.owndata):
                 return _alias_plan(leaves)
             seen.add(id(owner))
     return None

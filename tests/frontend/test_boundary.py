@@ -160,9 +160,12 @@ def test_new_arrays_have_numpys_layout(name):
 
 
 def test_strides_are_bytes():
-    """x.strides gave element strides ((4, 1) for a (3, 4) float64 argument)."""
+    """x.strides gave element strides ((4, 1) for a (3, 4) float64 argument); a 0-d
+    argument's layout was unknown (its strides, ravel('K') and nditer were refused)."""
     got = xlanb.jit(lambda m: (m.strides, m.T[:, ::2].strides, (m * 2).strides))(ints(3, 4))
     assert got == ((32, 8), (8, 64), (32, 8))
+    zero_d = lambda z: (z.strides, z.ravel("K") * 1, [v * 1 for v in np.nditer(z)])  # noqa
+    assert_same_call(zero_d, (np.array(3.5),))
 
 
 # -- in-place idioms ----------------------------------------------------------------------

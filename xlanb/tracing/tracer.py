@@ -297,7 +297,7 @@ class Tracer:
         """Strides in elements (None when unknown: views of it are copies)."""
         if self._strides is None:
             return c_strides(self.shape)
-        return self._strides or None
+        return None if self._strides is False else self._strides      # () for 0-d
 
     @property
     def strides(self) -> tuple[int, ...]:
@@ -726,7 +726,8 @@ class _Arguments:
             self.flat_params.add(len(self.param_leaves))
         self.param_leaves.append(leaf_index)
         if isinstance(leaf, np.ndarray):
-            tracer._strides = element_strides(leaf) or False
+            strides = element_strides(leaf)
+            tracer._strides = strides if strides is not None else False   # 0-d: ()
             tracer.writeable = bool(leaf.flags.writeable)
             if tracer.writeable and overlaps_itself(leaf.shape, leaf.strides):
                 context.self_overlapping.add(id(tracer))

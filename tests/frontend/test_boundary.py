@@ -80,6 +80,18 @@ def _nested_views(m):
     return inner
 
 
+def _element_is_a_scalar(m):
+    s = m[0, 1]                  # NumPy: a scalar (a copy); `s += 1` rebinds s
+    s += 1
+    t = m[1][2]
+    t *= 3
+    u = m[2, 3].reshape(1)       # a scalar's reshape is a new array
+    u[0] = 50
+    v = m[0, ...]                # with an Ellipsis: a view, the write reaches m
+    v[0] = -7
+    return s, t, u, np.ascontiguousarray(m[1, 1])
+
+
 def _copy_is_not_a_view(m):
     t = m.T.reshape(-1)          # a copy: writes to it must not reach m
     t[0] = 100
@@ -90,7 +102,7 @@ def _copy_is_not_a_view(m):
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("fn", [_row_view, _transpose_view, _reshape_view, _nested_views,
-                                _copy_is_not_a_view])
+                                _copy_is_not_a_view, _element_is_a_scalar])
 def test_writes_through_views_reach_the_argument(fn, mode):
     assert_same_call(fn, (ints(3, 4),), mode)
 

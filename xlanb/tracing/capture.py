@@ -433,8 +433,9 @@ def _array_of_tracer(obj, dtype, copy, order):
     from .layout import has_order, with_order
     from .lowering.promote import wrap
     same_dtype = dtype is None or np.dtype(dtype) == obj.dtype
-    if copy is not True and same_dtype and has_order(obj, order):
-        return obj
+    scalar = (obj.root if obj.root is not None else obj).writeable is None
+    if copy is not True and same_dtype and has_order(obj, order) and not scalar:
+        return obj                      # (of a NumPy or Python scalar, NumPy makes an array)
     if copy is False:
         raise ValueError("Unable to avoid copy while creating an array as requested.")
     node = obj.node if same_dtype else B.convert(obj.node, dtype)

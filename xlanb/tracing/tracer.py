@@ -322,6 +322,8 @@ class Tracer:
         if strides is None and isinstance(step, ReshapeStep):
             return None
         root = self.root if self.root is not None else self
+        if root.writeable is None:   # a scalar's `reshape`, `[None]`: a new array in NumPy
+            return self.context.wrap(node if node is not None else step.read(self.node))
         source = self.node
         if node is None and source.op is Op.CONSTANT:      # fold views of made arrays
             node = builder.constant(step.apply(source.arg))

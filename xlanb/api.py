@@ -68,6 +68,8 @@ def _leaf_signature(leaf, static: bool = False) -> Any:
     """An array leaf's shape, dtype and layout; a Python scalar's type only (it is traced,
     weakly typed) unless it had to be static; any other leaf's value."""
     if isinstance(leaf, np.ndarray):
+        if type(leaf) is not np.ndarray:     # a subclass is traced again (and refused)
+            return (leaf.shape, leaf.dtype, leaf.strides, type(leaf))
         return (leaf.shape, leaf.dtype, leaf.strides)
     if isinstance(leaf, np.generic):
         return ((), leaf.dtype)

@@ -40,7 +40,7 @@ from xlanb_runtime.ir import Graph, Node, Op, interpret, print_graph
 from xlanb_runtime.ir.graph import topological_order, with_inputs
 
 from .api import _fast_signature
-from .errors import AliasingError, InternalCompilerError, TracerLeakError
+from .errors import AliasingError, ArraySubclassError, InternalCompilerError, TracerLeakError
 from .internal_errors import named_internal_errors
 from .pytree import tree_map
 from .tracing.boundary import find_aliases, finish_call
@@ -376,6 +376,9 @@ class AutoClusterer:
             return self._numpy_call(args, kwargs)   # (other dtypes): NumPy's own call
         except TracerLeakError as exc:    # it assigns a global: a Python side effect
             self.report.record_break("assigns a global", exc.location, exc.detail)
+            return self._numpy_call(args, kwargs)
+        except ArraySubclassError as exc:  # np.matrix & co.: refused before tracing
+            self.report.record_break("ndarray subclass argument", exc.location, exc.detail)
             return self._numpy_call(args, kwargs)
 
     def _numpy_call(self, args, kwargs):

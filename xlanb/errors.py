@@ -191,6 +191,21 @@ class AliasingError(CompileError, ValueError):
     """
 
 
+class ArraySubclassError(CompileError, TypeError):
+    """An argument is an ndarray subclass (np.matrix, a masked array, your own), whose
+    operators and functions do something else than ndarray's: a trace of plain ndarrays
+    would silently drop that (np.matrix's ``*`` is a matrix product).  np.memmap is
+    accepted (it only maps a file).
+
+    Failing::
+
+        f(np.matrix([[1.0, 2.0], [3.0, 4.0]]))      # def f(a): return a * a
+
+    Fix: pass ``np.asarray(m)`` if ndarray semantics are meant; under
+    ``must_compile=False`` such a call runs with NumPy.
+    """
+
+
 class InternalCompilerError(CompileError, RuntimeError):
     """xlanb itself failed on a program it should have compiled or refused by name.
 

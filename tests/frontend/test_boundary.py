@@ -7,13 +7,15 @@ argument after the call*.
 from __future__ import annotations
 
 import copy
+import tempfile
 import warnings
 
 import numpy as np
 import pytest
 
 import xlanb
-from xlanb.errors import (AliasingError, ConcretizationError, InternalCompilerError,
+from xlanb.errors import (AliasingError, ArraySubclassError, ConcretizationError,
+                          InternalCompilerError,
                           ReadOnlyArrayError, ShapeMismatchError,
                           UnsupportedNumPyFunctionError)
 from xlanb.tracing.views import reshape_strides
@@ -78,6 +80,18 @@ def _nested_views(m):
     return inner
 
 
+def _element_is_a_scalar(m):
+    s = m[0, 1]                  # NumPy: a scalar (a copy); `s += 1` rebinds s
+    s += 1
+    t = m[1][2]
+    t *= 3
+    u = m[2, 3].reshape(1)       # a scalar's reshape is a new array
+    u[0] = 50
+    v = m[0, ...]                # with an Ellipsis: a view, the write reaches m
+    v[0] = -7
+    return s, t, u, np.ascontiguousarray(m[1, 1])
+
+
 def _copy_is_not_a_view(m):
     t = m.T.reshape(-1)          # a copy: writes to it must not reach m
     t[0] = 100
@@ -88,7 +102,7 @@ def _copy_is_not_a_view(m):
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("fn", [_row_view, _transpose_view, _reshape_view, _nested_views,
-                                _copy_is_not_a_view])
+                                _copy_is_not_a_view, _element_is_a_scalar])
 def test_writes_through_views_reach_the_argument(fn, mode):
     assert_same_call(fn, (ints(3, 4),), mode)
 
@@ -108,6 +122,62 @@ def test_reshape_view_rule_matches_numpy(shape, strides, new):
         assert (got is None) == (expected is None)
     else:
         assert got == expected
+
+
+_RAVELS = {      # ravel is a view only where the elements are contiguous in its order
+    "strided": lambda m: m[:, ::2].ravel(), "column": lambda m: m[:, 1].ravel(),
+    "reversed": lambda m: m[::-1].ravel(), "row": lambda m: m[1].ravel(),
+    "one row strided": lambda m: m[:1, ::2].ravel(), "flatten": lambda m: m.flatten(),
+    "T K": lambda m: m.T.ravel("K"), "T A": lambda m: m.T.ravel(order="A"),
+    "F": lambda m: m.ravel("F"), "T F": lambda m: m.T.ravel("F"),
+    "reversed K": lambda m: m[::-1, ::2].T.ravel("K"), "T flatten K": lambda m: m.T.flatten("K"),
+    "broadcast K": lambda m: np.broadcast_to(m[0], (2, 3, 4)).ravel("K"),
+}
+
+
+@pytest.mark.parametrize("name", list(_RAVELS))
+def test_ravel_order_and_view_or_copy(name):
+    """x[::2].ravel() and m.flatten() were views (a write reached the argument), and
+    ravel('K'/'A') of m.T read in C order instead of memory order."""
+    def write_through(m):
+        r = _RAVELS[name](m)
+        r[0] = r[-1] = 100
+        return r * 1
+    assert_same_call(write_through, (ints(3, 4),))
+
+
+_NEW_LAYOUTS = {   # NumPy lays these out in the input's memory order, or as asked
+    "ufunc": lambda m: m.T * 2, "negative": lambda m: np.negative(m.T), "where": lambda m:
+    np.where(m.T > 0, m.T, 0), "np.copy": lambda m: np.copy(m.T), "astype": lambda m:
+    m.T.astype(np.float32), "zeros_like": lambda m: np.zeros_like(m.T) + m.T,
+    "asfortranarray": lambda m: np.asfortranarray(m), "array": lambda m: np.array(m.T),
+    "ascontiguousarray": lambda m: np.ascontiguousarray(m.T), "copy F": lambda m:
+    m.copy(order="F"), "array ndmin": lambda m: np.array(m[0], ndmin=3),
+}
+
+
+@pytest.mark.parametrize("name", list(_NEW_LAYOUTS))
+def test_new_arrays_have_numpys_layout(name):
+    """`y = m.T * 2` is F-contiguous in NumPy, so `y.reshape(-1)` and `y.ravel()` are
+    copies; they were views (a write reached `y`), np.asfortranarray(m) and
+    np.ascontiguousarray(m.T) returned `m` itself (a write reached the argument), ravel('K')
+    and nditer read in C order, and np.array(x, ndmin=3) ignored ndmin."""
+    def write_through(m):
+        y = _NEW_LAYOUTS[name](m)
+        y.reshape(-1)[0] = 100
+        y.ravel()[-1] = -100
+        order = np.array([v * 1 for v in np.nditer(y)])
+        return y, y.strides, y.ravel("K") * 1, order
+    assert_same_call(write_through, (ints(3, 4),))
+
+
+def test_strides_are_bytes():
+    """x.strides gave element strides ((4, 1) for a (3, 4) float64 argument); a 0-d
+    argument's layout was unknown (its strides, ravel('K') and nditer were refused)."""
+    got = xlanb.jit(lambda m: (m.strides, m.T[:, ::2].strides, (m * 2).strides))(ints(3, 4))
+    assert got == ((32, 8), (8, 64), (32, 8))
+    zero_d = lambda z: (z.strides, z.ravel("K") * 1, [v * 1 for v in np.nditer(z)])  # noqa
+    assert_same_call(zero_d, (np.array(3.5),))
 
 
 # -- in-place idioms ----------------------------------------------------------------------
@@ -276,6 +346,84 @@ def test_alias_pattern_is_part_of_the_signature():
     _add_shifted(expected, expected)
     f(w, w)
     np.testing.assert_array_equal(w, expected)
+
+
+def _double_then_read(a, b):
+    a *= 2
+    return b * 1.0
+
+
+def test_where_views_sit_in_the_owner_is_part_of_the_signature():
+    """A group of overlapping views is traced with its offsets baked in: A[2:6] += A[0:4]
+    after A[1:5] += A[0:4] (same shapes, strides and pattern) reused the first program
+    and added at offset 1; a larger owner gave NumPy's broadcast ValueError."""
+    f = xlanb.jit(_add_shifted)
+    for size, lo in ((10, 1), (10, 2), (12, 2)):
+        got, expected = np.arange(float(size)), np.arange(float(size))
+        assert f(got[lo:lo + 4], got[0:4]) == _add_shifted(expected[lo:lo + 4],
+                                                           expected[0:4])
+        np.testing.assert_array_equal(got, expected)
+
+
+def _foreign_views():
+    """Pairs of arrays over one buffer whose `base` is not the same ndarray."""
+    x = np.arange(8.0)
+    buffer = bytearray(np.arange(8.0).tobytes())
+    wrapped = type("Wrapped", (), {"__array_interface__": x.__array_interface__})()
+    m = np.frombuffer(bytearray(np.arange(8.0).tobytes()))
+    return [(np.frombuffer(buffer), np.frombuffer(buffer)),
+            (x, np.lib.stride_tricks.as_strided(x)),
+            (x, np.asarray(wrapped)),
+            (m, m[:]),
+            (m[2:], m[:-2])]
+
+
+@pytest.mark.parametrize("case", range(5))
+@pytest.mark.parametrize("fn", [_double_then_read, _add_shifted])
+def test_memory_shared_through_a_buffer_is_found(fn, case):
+    """frombuffer, as_strided and __array_interface__ arrays over one memory have different
+    bases: they were taken as unrelated, so `b` was read before `a`'s write reached it."""
+    f = xlanb.jit(fn)
+    f(np.zeros(8), np.zeros(8))                 # a program for unrelated arrays first
+    got, expected = _foreign_views()[case], _foreign_views()[case]
+    np.testing.assert_array_equal(f(*got), fn(*expected))
+    np.testing.assert_array_equal(got[0], expected[0])
+
+
+def test_ndarray_subclass_arguments_are_refused_or_run_with_numpy():
+    """np.matrix's `*` is a matrix product and a masked array's results are masked: traced
+    as plain ndarrays they gave the elementwise product and unmasked data, also from the
+    program an ndarray call had compiled (same shape, dtype and strides)."""
+    m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+    f = xlanb.jit(lambda a, b: a * b)
+    f(np.asarray(m), np.asarray(m))
+    with pytest.raises(ArraySubclassError, match="numpy.matrix"):
+        f(m, m)
+    got = xlanb.jit(lambda a, b: a * b, must_compile=False)(m, m)
+    assert type(got) is np.matrix
+    np.testing.assert_array_equal(got, m * m)
+    masked = np.ma.array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    with pytest.raises(ArraySubclassError):
+        xlanb.jit(lambda a: a * 2)(masked)
+    mapped = np.memmap(tempfile.mktemp(), dtype=np.float64, mode="w+", shape=(3,))
+    np.testing.assert_array_equal(xlanb.jit(lambda a: a + 1)(mapped), np.ones(3))
+
+
+def test_writes_into_an_argument_that_overlaps_itself_are_a_named_error():
+    """x = as_strided(b, (3, 3), (8, 8)): x[0, 1] and x[1, 0] are one float.  After
+    x[0, 1] = 5, NumPy reads 5 at x[1, 0]; the trace read 0 and wrote b[1] = 0 back."""
+    def write_then_read(x):
+        x[0, 1] = 5.0
+        return x[1, 0] * 1.0
+
+    def read(x):
+        return x * 2
+    b = np.zeros(5)
+    x = np.lib.stride_tricks.as_strided(b, (3, 3), (8, 8))
+    with pytest.raises(AliasingError, match="overlap each other"):
+        xlanb.jit(write_then_read)(x)
+    assert xlanb.jit(write_then_read, must_compile=False)(x) == 5.0 and b[1] == 5.0
+    np.testing.assert_array_equal(xlanb.jit(read)(x), read(x))
 
 
 def test_views_of_different_dtypes_are_a_named_error():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import xlanb
-from xlanb.errors import UnsupportedNumPyFunctionError
+from xlanb.errors import AliasingError, UnsupportedNumPyFunctionError
 from tolerance import assert_like_numpy
 
 
@@ -77,3 +77,30 @@ def test_nditer_visits_numpys_order(layout, order):
 def test_nditer_options_are_a_named_error():
     with pytest.raises(UnsupportedNumPyFunctionError, match="np.nditer"):
         xlanb.jit(lambda x: weighted(x, "F"))(B3)
+
+
+def _assign_cyclic(x):
+    x.flat = [1.0, 2.0, 3.0]                   # `x.flat = v`: was an AttributeError
+    x.flat[[0, 1, 2, 7]] = np.array([5.0, 6.0])
+    x.flat[2:9] = np.array([[7.0], [8.0]])    # repeated cyclically, in C order
+    x.flat[0] = x[1, 1]                        # one element of x: nothing to smear
+    return x
+
+
+def test_flat_assignment_repeats_values_cyclically():
+    """NumPy's flatiter fills the selected elements with the values repeated; these were a
+    ShapeMismatchError (and `x.flat = v` an AttributeError)."""
+    got, expected = np.zeros((3, 4)), np.zeros((3, 4))
+    xlanb.jit(_assign_cyclic)(got.T)
+    _assign_cyclic(expected.T)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_flat_assignment_of_a_view_of_itself_is_a_named_error():
+    """x.flat[1:5] = x[0, :4]: NumPy's flatiter reads the view while it writes, smearing
+    x[0, 0] over the slice; the trace copied it first (0, 0, 1, 2, 3 for 0, 0, 0, 0, 0)."""
+    def smear(x):
+        x.flat[1:5] = x[0, :4]
+        return x
+    with pytest.raises(AliasingError, match="flat"):
+        xlanb.jit(smear)(np.arange(12.0).reshape(3, 4))

@@ -125,3 +125,20 @@ def test_mean_with_float16_dtype_and_var_sum_in_float16():
         expected = fn(x)
     assert np.isinf(expected[1]) and np.isinf(expected[2])
     assert_like_numpy(xlanb.jit(fn)(x), expected, dtype=np.float16)
+
+
+def test_sums_over_an_outer_axis_round_each_step_as_numpy():
+    """NumPy's float16 sum rounds once per inner loop, which runs over the axis innermost
+    in memory: summing over another axis rounds every addition, so [6e4, 6e4, -6e4] is
+    inf (it was 6e4, summed in float32); over the innermost axis it stays 6e4."""
+    a = np.array([[60000, 1], [60000, 1], [-60000, 1]], dtype=np.float16)
+    with np.errstate(over="ignore"):
+        for fn in (lambda v: v.sum(axis=0), lambda v: v.T.sum(axis=1, keepdims=True),
+                   lambda v: np.add.reduce(v, axis=0),
+                   lambda v: np.ascontiguousarray(v.T).sum(axis=1),
+                   lambda v: np.prod(v / 300, axis=0)):
+            np.testing.assert_array_equal(xlanb.jit(fn)(a), fn(a))
+        x = (np.random.default_rng(0).standard_normal((9, 7)) * 50).astype(np.float16)
+        for fn in (lambda v: v.sum(axis=0), lambda v: np.prod(v / 40, axis=0),
+                   lambda v: v.T.sum(axis=1)):
+            np.testing.assert_array_equal(xlanb.jit(fn)(x), fn(x))   # bit for bit

@@ -107,6 +107,28 @@ def test_same_array_twice_differentiates_only_the_chosen_argument():
     assert_close(g, x)
 
 
+def test_prod_gradient_at_zeros_is_the_product_of_the_others():
+    """d prod(x) / dx_i was prod(x) / x_i: nan at a zero (np.prod([2, 0, 5, 3]) gave
+    [0, nan, 0, 0], true [0, 30, 0, 0]); over several axes too."""
+    x = np.array([[2.0, 0.0, 5.0], [3.0, 0.0, 1.0], [4.0, 2.0, 0.5]])
+    def others(i, axes):             # the product of the others, by brute force
+        mask = np.zeros(x.shape, bool)
+        mask[i] = True
+        reduced = np.prod(np.where(mask, 1.0, x), axis=axes, keepdims=True)
+        return np.broadcast_to(reduced, x.shape)[i]
+    for axes in (None, 0, 1, (0, 1)):
+        g = xlanb.grad(lambda v: (np.prod(v, axis=axes) * 1.5).sum())(x)
+        want = np.array([1.5 * others(i, axes) for i in np.ndindex(x.shape)]).reshape(x.shape)
+        assert_close(g, want)
+
+
+def test_power_zero_gradient_is_zero_at_zero():
+    """d x**0 / dx was 0 * 0**-1 = nan at x = 0."""
+    x = np.array([0.0, 1.0, -2.0])
+    assert_close(xlanb.grad(lambda v, p: (v ** p).sum())(x, 0.0), np.zeros(3))
+    assert_close(xlanb.grad(lambda v: (v ** 0.0 + v ** 2.0).sum())(x), 2 * x)
+
+
 def test_integer_input_is_a_clear_error():
     with pytest.raises(TypeError, match="floating-point"):
         xlanb.grad(lambda n: (n * 2).sum())(np.arange(3))

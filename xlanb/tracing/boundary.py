@@ -4,11 +4,15 @@ Inside, a compiled program is a pure function.  At its boundary a call must leav
 caller's world as NumPy would:
 
 * **Aliasing in.** Arguments that share memory (`f(A, A)`, `f(A[1:], A[:-1])`) are found at
-  call time by their memory owner (`ndarray.base`), which costs one attribute read per
-  argument when nothing is shared.  The same array twice becomes one traced array (`a is b`
-  inside, as in NumPy); overlapping views become views of one flat parameter (the owner's
-  memory) through a `StridedStep`, so a write through one is seen through the other.
-  The pattern is part of the signature (`AliasPlan.key`).
+  call time by their memory owner (`ndarray.base`), which costs two attribute reads per
+  argument when nothing is shared.  Distinct arrays that own their data cannot overlap; an
+  argument whose memory belongs to something else (`np.frombuffer`, `as_strided`, ctypes,
+  `__array_interface__` wrappers: their `base` is not the array owning the bytes) is
+  compared by address with every other argument.  The same array twice becomes one traced
+  array (`a is b` inside, as in NumPy); overlapping views become views of one flat
+  parameter (the owner's memory) through a `StridedStep`, so a write through one is seen
+  through the other.  The pattern, with each view's offset and strides in the flat memory
+  (baked into the program), is part of the signature (`AliasPlan.key`).
 * **Writes out.** `Traced.writebacks` names the parameters whose root was written; the
   call copies their final values into the caller's arrays (`finish_call`), and only those.
 * **Arguments returned.** Where the function returns an argument or a view of one, the
@@ -47,19 +51,37 @@ def _owner(array: np.ndarray):
     return array if base is None else base
 
 
+def _owns_data(owner) -> bool:
+    """True for an array that allocated its memory: no array outside its views sees it.
+    NumPy collapses a view's `base` to such an array, but stops at a buffer that is not
+    one (a memoryview, as_strided's DummyArray, a ctypes object), so arrays over the same
+    bytes can then have different `base` objects."""
+    return isinstance(owner, np.ndarray) and owner.flags.owndata
+
+
+def _root(array: np.ndarray) -> np.ndarray:
+    """The outermost ndarray on `array`'s chain of bases (`m` for `np.frombuffer(b)[1:]`)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
 @dataclass(frozen=True)
 class AliasPlan:
     """How array leaves that share memory enter the trace.
 
     `same[i] = j`: leaf i is the very same array as leaf j (j < i).  `groups`: lists of
     leaves that overlap without being identical; each group is one flat parameter.
+    `layouts`: per group, the flat memory's size and each member's (offset, strides) in it,
+    which the program bakes in (None where the trace refuses the group).
     """
     same: dict
     groups: tuple[tuple[int, ...], ...]
+    layouts: tuple = ()
 
     @property
     def key(self) -> tuple:
-        return (tuple(sorted(self.same.items())), self.groups)
+        return (tuple(sorted(self.same.items())), self.groups, self.layouts)
 
 
 def _data_pointer(array: np.ndarray) -> int:
@@ -76,58 +98,69 @@ def find_aliases(leaves: Sequence) -> AliasPlan | None:
     seen = set()
     for leaf in leaves:
         if isinstance(leaf, np.ndarray):
-            base = leaf.base
-            owner = id(leaf) if base is None else id(base)
-            if owner in seen:
+            base = leaf.base                          # (inlined: this runs every call)
+            owner = leaf if base is None else base
+            if id(owner) in seen or not (isinstance(owner, np.ndarray) and
+                                         owner.flags.owndata):
                 return _alias_plan(leaves)
-            seen.add(owner)
+            seen.add(id(owner))
     return None
 
 
 def _alias_plan(leaves: Sequence) -> AliasPlan | None:
-    owners: dict[int, list[int]] = {}
-    for i, leaf in enumerate(leaves):
-        if type(leaf) is np.ndarray or isinstance(leaf, np.ndarray):
-            owners.setdefault(id(_owner(leaf)), []).append(i)
-    if all(len(members) == 1 for members in owners.values()):
-        return None
+    arrays = [i for i, leaf in enumerate(leaves) if isinstance(leaf, np.ndarray)]
     same, groups = {}, []
-    for members in owners.values():
-        overlapping = _overlap_groups([leaves[i] for i in members], members)
-        for group in overlapping:
-            first = group[0]
-            if all(_identical(leaves[first], leaves[i]) for i in group[1:]):
-                same.update({i: first for i in group[1:]})
-            else:
-                groups.append(tuple(group))
+    for group in _overlap_groups(leaves, arrays):
+        first = group[0]
+        if all(_identical(leaves[first], leaves[i]) for i in group[1:]):
+            same.update({i: first for i in group[1:]})
+        else:
+            groups.append(tuple(group))
     if not same and not groups:
         return None
-    return AliasPlan(same, tuple(groups))
+    return AliasPlan(same, tuple(groups), tuple(_group_layout(leaves, g) for g in groups))
 
 
-def _overlap_groups(arrays: list[np.ndarray], indices: list[int]) -> list[list[int]]:
-    """Connected groups (size >= 2) of arrays whose memory ranges may overlap."""
-    parent = list(range(len(arrays)))
+def _overlap_groups(leaves: Sequence, indices: list[int]) -> list[list[int]]:
+    """Connected groups (size >= 2) of the array leaves `indices` whose memory ranges may
+    overlap: views of one owner, or anything and an array whose owner is not known."""
+    parent = {i: i for i in indices}
+    owners = {i: _owner(leaves[i]) for i in indices}
+    known = {i: _owns_data(owners[i]) for i in indices}
 
     def find(i):
         while parent[i] != i:
             parent[i] = parent[parent[i]]
             i = parent[i]
         return i
-    for a in range(len(arrays)):
-        for b in range(a + 1, len(arrays)):
-            if arrays[a].size and arrays[b].size and np.may_share_memory(arrays[a], arrays[b]):
+    for n, a in enumerate(indices):
+        for b in indices[n + 1:]:
+            if known[a] and known[b] and owners[a] is not owners[b]:
+                continue                    # two allocations: disjoint
+            if leaves[a].size and leaves[b].size and \
+                    np.may_share_memory(leaves[a], leaves[b]):
                 parent[find(b)] = find(a)
     groups: dict[int, list[int]] = {}
-    for k in range(len(arrays)):
-        groups.setdefault(find(k), []).append(indices[k])
+    for k in indices:
+        groups.setdefault(find(k), []).append(k)
     return [g for g in groups.values() if len(g) > 1]
+
+
+def _group_layout(leaves: Sequence, group: tuple[int, ...]) -> tuple | None:
+    """(flat size, each member's (offset, strides)): what the traced program bakes in for
+    a group, so a call whose views sit elsewhere in the owner's memory traces again."""
+    try:
+        flat = flat_memory(leaves[group[0]])
+        steps = [strided_step(flat, leaves[i]) for i in group]
+    except AliasingError:
+        return None                 # the trace raises it, naming the user's line
+    return (flat.size, tuple((s.offset, s.elem_strides) for s in steps))
 
 
 def flat_memory(array: np.ndarray) -> np.ndarray:
     """The whole memory of `array`'s owner, as a 1-D array of its dtype (a view)."""
-    owner = _owner(array)
-    if not isinstance(owner, np.ndarray) or owner.dtype != array.dtype or \
+    owner = _root(array)
+    if owner.dtype != array.dtype or \
             not (owner.flags.c_contiguous or owner.flags.f_contiguous):
         raise AliasingError("arguments share memory with different dtypes or through a "
                             "buffer that is not a contiguous NumPy array",
@@ -182,7 +215,15 @@ def strided_step(flat: np.ndarray, array: np.ndarray) -> StridedStep:
     if offset % size or any(s % size for s in array.strides):
         raise AliasingError("overlapping arguments are not aligned to whole elements",
                             hint="pass copies of the overlapping arguments")
-    return StridedStep(offset // size, array.shape, tuple(s // size for s in array.strides))
+    step = StridedStep(offset // size, array.shape, tuple(s // size for s in array.strides))
+    extent = [(n - 1) * s for n, s in zip(step.shape, step.elem_strides)]
+    low = step.offset + sum(e for e in extent if e < 0)
+    high = step.offset + sum(e for e in extent if e > 0)
+    if array.size and not 0 <= low <= high < flat.size:
+        raise AliasingError("overlapping arguments are views of different NumPy arrays "
+                            "over one buffer",
+                            hint="pass copies of the overlapping arguments")
+    return step
 
 
 # -- the call ---------------------------------------------------------------------------------

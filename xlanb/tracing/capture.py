@@ -413,12 +413,46 @@ def _from_traced(name: str, args, kwargs):
     from xlanb_runtime.ir import builder as B
     obj, dtype = args[0], kwargs.get("dtype", args[1] if len(args) > 1 else None)
     copy = kwargs.get("copy", True if name == "array" else None)
+    order = _ORDERS.get(name, kwargs.get("order", args[3] if name == "array" and
+                                         len(args) > 3 else None))
+    ndmin = 1 if name in _ORDERS else kwargs.get("ndmin", 0) if name == "array" else 0
     if isinstance(obj, Tracer):
-        if dtype is None or np.dtype(dtype) == obj.dtype:
-            return obj if (copy is not True) else wrap(obj.node)
-        return wrap(B.convert(obj.node, dtype))
+        array = _array_of_tracer(obj, dtype, copy, order)
+        return _with_ndmin(array, ndmin, fresh=array is not obj)
     node = _stack_nested(obj)
-    return wrap(node if dtype is None else B.convert(node, dtype))
+    return _with_ndmin(wrap(node if dtype is None else B.convert(node, dtype)), ndmin)
+
+
+_ORDERS = {"ascontiguousarray": "C", "asfortranarray": "F"}   # and at least 1-D
+
+
+def _array_of_tracer(obj, dtype, copy, order):
+    """np.array/asarray of a Tracer: the Tracer itself (a write through the result reaches
+    it) unless a copy is asked for or a dtype or layout change needs one, as NumPy."""
+    from xlanb_runtime.ir import builder as B
+    from .layout import has_order, with_order
+    from .lowering.promote import wrap
+    same_dtype = dtype is None or np.dtype(dtype) == obj.dtype
+    scalar = (obj.root if obj.root is not None else obj).writeable is None
+    if copy is not True and same_dtype and has_order(obj, order) and not scalar:
+        return obj                      # (of a NumPy or Python scalar, NumPy makes an array)
+    if copy is False:
+        raise ValueError("Unable to avoid copy while creating an array as requested.")
+    node = obj.node if same_dtype else B.convert(obj.node, dtype)
+    return with_order(wrap(node), order, (obj,))
+
+
+def _with_ndmin(array, ndmin: int, fresh: bool = True):
+    """`ndmin=`: ones prepended to the shape (of a new array, or a view of `array`)."""
+    from xlanb_runtime.ir import builder as B
+    from .lowering.promote import wrap
+    from .views import c_strides
+    missing = int(ndmin) - array.ndim
+    if missing <= 0:
+        return array
+    if not fresh or array.elem_strides != c_strides(array.shape):
+        return array[(None,) * missing]
+    return wrap(B.reshape(array.node, (1,) * missing + array.shape))
 
 
 def _stack_nested(obj):

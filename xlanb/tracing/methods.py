@@ -113,16 +113,22 @@ def _transpose(x, *axes):
 
 
 def _astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    from .layout import has_order, with_order
     from .lowering.complex_numbers import astype
-    return astype(x, dtype)                  # complex -> real warns as NumPy does
+    if not copy and np.dtype(dtype) == x.dtype and has_order(x, order):
+        return x                                   # NumPy's astype(copy=False): x itself
+    return with_order(astype(x, dtype), order, (x,))    # complex -> real warns as NumPy
 
 
 def _flatten(x, order="C"):
-    return np.ravel(x, order=order)
+    """Always a copy (ravel may return a view)."""
+    flat = np.ravel(x, order=order)
+    return flat.context.wrap(flat.node)
 
 
 def _copy(x, order="C"):
-    return x.context.wrap(x.node)
+    from .layout import with_order
+    return with_order(x.context.wrap(x.node), order, (x,))
 
 
 def _fill(x, value):

@@ -77,6 +77,7 @@ class TraceContext:
         # one raised inside `a[0] = t` into "setting an array element with a sequence"
         self.conversion_error: BaseException | None = None
         self.argument_roots: set[int] = set()       # id() of the Tracers of array arguments
+        self.self_overlapping: set[int] = set()     # ... whose elements share memory
         self.random_token: Node | None = None       # the last random draw's state token
         self.random_draws = 0
 
@@ -269,6 +270,13 @@ class Tracer:
                                      location=user_location(),
                                      hint="pass a writeable array, or copy it first "
                                      "(`x = x.copy()`)")
+        if id(root) in self.context.self_overlapping:
+            from ..errors import AliasingError
+            raise AliasingError("a write into an argument whose elements overlap each other "
+                                "(strides that reach one memory location twice, as "
+                                "`as_strided` makes): NumPy's result depends on the order "
+                                "of its writes", location=user_location(),
+                                hint="pass a copy of that argument")
         if value.shape != self.shape:
             raise AssertionError(f"internal: writing {value.shape} into {self.shape}")
         if self.root is None:
@@ -285,11 +293,22 @@ class Tracer:
         self._version += 1
 
     @property
-    def strides(self) -> tuple[int, ...] | None:
+    def elem_strides(self) -> tuple[int, ...] | None:
         """Strides in elements (None when unknown: views of it are copies)."""
         if self._strides is None:
             return c_strides(self.shape)
-        return self._strides or None
+        return None if self._strides is False else self._strides      # () for 0-d
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """`x.strides`: NumPy's, in bytes."""
+        strides = self.elem_strides
+        if strides is None:
+            from ..errors import UnsupportedNumPyFunctionError
+            raise UnsupportedNumPyFunctionError(
+                "the strides of this array are not whole elements", op_name="x.strides",
+                location=user_location(), hint="read the strides outside the function")
+        return tuple(s * self.itemsize for s in strides)
 
     def view(self, step=None, node: Node | None = None, *, dtype=None,
              type=None) -> "Tracer | None":
@@ -299,10 +318,12 @@ class Tracer:
         if not isinstance(step, ViewStep):
             return self.numpy_view(step if dtype is None else dtype,
                                    node if type is None else type)
-        strides = step.strides(self.shape, self.strides)
+        strides = step.strides(self.shape, self.elem_strides)
         if strides is None and isinstance(step, ReshapeStep):
             return None
         root = self.root if self.root is not None else self
+        if root.writeable is None:   # a scalar's `reshape`, `[None]`: a new array in NumPy
+            return self.context.wrap(node if node is not None else step.read(self.node))
         source = self.node
         if node is None and source.op is Op.CONSTANT:      # fold views of made arrays
             node = builder.constant(step.apply(source.arg))
@@ -331,7 +352,7 @@ class Tracer:
         from .views import ReshapeStep, reshape_strides
         old = self.shape
         node = reshape_node(self.node, shape)
-        strides = reshape_strides(old, self.strides, node.shape)
+        strides = reshape_strides(old, self.elem_strides, node.shape)
         if strides is None:               # NumPy raises an AttributeError here
             from ..errors import ShapeMismatchError
             raise ShapeMismatchError("incompatible shape for in-place modification",
@@ -510,6 +531,11 @@ class Tracer:
         from .views import FlatIterator
         return FlatIterator(self)
 
+    @flat.setter
+    def flat(self, value) -> None:
+        """`x.flat = v`: every element, from v repeated in C order (NumPy's flatiter)."""
+        self.flat[:] = value
+
     def tolist(self):
         return self._concrete("x.tolist()").tolist()
 
@@ -633,6 +659,20 @@ def _returned_output(out_leaves: list, arg_outputs: dict, i: int):
 _RANDOM_STATES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
 
 
+def _refuse_subclass(index: int, leaf) -> None:
+    """An ndarray subclass changes what NumPy's operators and functions do (np.matrix's
+    `*` is a matrix product, a masked array's results are masked), which a trace of plain
+    ndarrays would silently drop.  np.memmap only maps a file: traced as its ndarray."""
+    if isinstance(leaf, np.ndarray) and type(leaf) not in (np.ndarray, np.memmap):
+        from ..errors import ArraySubclassError
+        name = f"{type(leaf).__module__}.{type(leaf).__qualname__}"
+        raise ArraySubclassError(
+            f"it is a {name}, an ndarray subclass whose operations differ from ndarray's",
+            op_name=f"argument {index}",
+            hint="pass np.asarray(x) if plain ndarray semantics are meant, or run the "
+            "function with NumPy: `xlanb.jit(f, must_compile=False)`")
+
+
 class _Arguments:
     """The traced stand-ins for a call's leaves, and what became of them after the call."""
 
@@ -649,6 +689,7 @@ class _Arguments:
         grouped = {i: g for g in (self.aliases.groups if self.aliases else ()) for i in g}
         flat_roots: dict = {}
         for i, leaf in enumerate(leaves):
+            _refuse_subclass(i, leaf)
             if isinstance(leaf, _RANDOM_STATES):
                 stand_in = context.random_state_argument(leaf)
                 if stand_in is not None:           # draws on it are chained library calls
@@ -673,7 +714,7 @@ class _Arguments:
             self.traced.append(tracer)
 
     def _param(self, leaf_index: int, leaf, flat: bool = False) -> Tracer:
-        from .views import element_strides
+        from .views import element_strides, overlaps_itself
         context = self.context
         if isinstance(leaf, Tracer):
             tracer = context.new_param(leaf.shape, leaf.dtype)
@@ -687,8 +728,11 @@ class _Arguments:
             self.flat_params.add(len(self.param_leaves))
         self.param_leaves.append(leaf_index)
         if isinstance(leaf, np.ndarray):
-            tracer._strides = element_strides(leaf) or False
+            strides = element_strides(leaf)
+            tracer._strides = strides if strides is not None else False   # 0-d: ()
             tracer.writeable = bool(leaf.flags.writeable)
+            if tracer.writeable and overlaps_itself(leaf.shape, leaf.strides):
+                context.self_overlapping.add(id(tracer))
             self.roots.append((len(self.param_leaves) - 1, tracer))
             context.argument_roots.add(id(tracer))
         else:

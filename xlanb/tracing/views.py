@@ -14,8 +14,10 @@ into a new node for M (torch.compile's functionalization).  The compiled program
 pure; `trace()` writes each argument's final root value back to the caller's array.
 
 Whether a reshape is a view depends on the memory layout, so every Tracer carries
-`strides` in elements: the caller's strides for arguments, C order for new arrays, and
-NumPy's rules for views (`reshape_strides` is NumPy's no-copy reshape test).
+`strides` in elements: the caller's strides for arguments, NumPy's rules for views
+(`reshape_strides` is NumPy's no-copy reshape test), NumPy's order='K' layout for the
+results of ufuncs and of copies that keep the layout (`keep_order`: `a.T * 2` is
+F-contiguous, so its `reshape(-1)` is a copy), and C order for other new arrays.
 """
 from __future__ import annotations
 
@@ -82,6 +84,83 @@ def reshape_strides(shape: Sequence[int], strides: Sequence[int] | None,
         new_strides[nk] = last
     return tuple(new_strides)
 
+
+def is_contiguous(shape: Sequence[int], strides: Sequence[int] | None,
+                  axes: Sequence[int]) -> bool:
+    """Whether the elements, read with `axes` from outer to inner, lie one after the other
+    in memory (positive unit steps; size-1 axes do not count; empty arrays are): NumPy's
+    C_CONTIGUOUS (`axes` in order), F_CONTIGUOUS (reversed) and ravel('K')'s view test."""
+    if strides is None:
+        return False
+    if math.prod(shape) == 0:
+        return True
+    step = 1
+    for d in reversed(tuple(axes)):
+        if shape[d] != 1:
+            if strides[d] != step:
+                return False
+            step *= shape[d]
+    return True
+
+
+def keep_order(shape: Sequence[int], operand_strides: Sequence[Sequence[int]]) -> tuple:
+    """The axes, outer to inner, in which NumPy's iterator walks operands of these element
+    strides for order='K' (npyiter_find_best_axis_ordering, strides not negated): a stable
+    insertion sort by decreasing |stride| where a zero stride or a size-1 axis decides
+    nothing, and operands that disagree keep C order.  ravel('K') reads in this order and
+    a ufunc lays out its result in it."""
+    ndim = len(shape)
+    strides = [[0 if shape[d] == 1 else s[d] for d in range(ndim)] for s in operand_strides]
+    perm = list(range(ndim - 1, -1, -1))        # the iterator's axes: innermost first
+    for i0 in range(1, ndim):
+        j0, ipos = perm[i0], i0
+        for i1 in range(i0 - 1, -1, -1):
+            j1 = perm[i1]
+            ambiguous, swap = True, False
+            for s in strides:
+                if s[j0] != 0 and s[j1] != 0:
+                    if abs(s[j1]) <= abs(s[j0]):
+                        swap = False            # on a conflict C order wins
+                    elif ambiguous:
+                        swap = True
+                    ambiguous = False
+            if not ambiguous:
+                if not swap:
+                    break
+                ipos = i1
+        if ipos != i0:
+            perm[ipos + 1:i0 + 1] = perm[ipos:i0]
+            perm[ipos] = j0
+    return tuple(reversed(perm))
+
+
+def strides_in_order(shape: Sequence[int], axes: Sequence[int]) -> tuple[int, ...]:
+    """Element strides of a new contiguous array whose axes lie outer to inner as `axes`."""
+    strides, step = [0] * len(shape), 1
+    for d in reversed(tuple(axes)):
+        strides[d] = step
+        step *= max(int(shape[d]), 1)
+    return tuple(strides)
+
+
+def broadcast_strides(shape: Sequence[int], operand_shape: Sequence[int],
+                      strides: Sequence[int]) -> tuple[int, ...]:
+    """An operand's element strides broadcast to `shape` (a stretched axis steps by 0)."""
+    pad = len(shape) - len(operand_shape)
+    return (0,) * pad + tuple(0 if n == 1 else s for n, s in zip(operand_shape, strides))
+
+
+def overlaps_itself(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether two elements may share memory (in any unit): True unless, with the axes of
+    more than one element sorted by |stride|, each stride steps over everything the inner
+    axes span (NumPy's arrays and views always do; `as_strided` may not)."""
+    span = 0
+    for n, s in sorted(((n, abs(s)) for n, s in zip(shape, strides) if n > 1),
+                       key=lambda item: item[1]):
+        if s <= span:
+            return True
+        span += s * (n - 1)
+    return False
 
 class ViewStep:
     """One step of a view chain: how to read the child from its parent, and write it back."""
@@ -230,6 +309,27 @@ class BitcastStep(ViewStep):
         return strides                  # the same itemsize: the same element strides
 
 
+def _root_of(tracer):
+    return tracer if tracer.root is None else tracer.root
+
+
+def _repeated(value, shape):
+    """NumPy's flatiter assignment: the values, in C order, repeated cyclically (or cut)
+    to fill the selected elements (`x.flat[:6] = [1, 2]` writes 1, 2, 1, 2, 1, 2)."""
+    from .tracer import Tracer
+    if not isinstance(value, Tracer):
+        try:
+            value = np.asarray(value)
+        except Exception:                 # a list holding traced values: as given
+            return value
+    count, size = math.prod(shape), math.prod(value.shape)
+    if shape == () and size > 1:
+        raise ValueError("Error setting single item of array.")
+    if size in (0, 1) or (size == count and value.ndim <= 1):
+        return value if size == count or size <= 1 else np.reshape(value, shape)
+    return np.reshape(np.ravel(value)[np.arange(count) % size], shape)
+
+
 class FlatIterator:
     """`x.flat` of a traced array: its elements in C order, read by index (static or
     traced), iterated, or written (`x.flat[i] = v` changes x, as NumPy's flatiter does,
@@ -249,7 +349,18 @@ class FlatIterator:
         return self._flat()[key].copy()
 
     def __setitem__(self, key, value) -> None:
+        from .tracer import Tracer
+        if isinstance(value, Tracer) and value.size > 1 and \
+                _root_of(value) is _root_of(self.base):
+            from ..errors import AliasingError
+            from .tracer import user_location
+            raise AliasingError("`x.flat[...] = v` with v a view of x: NumPy's flat iterator "
+                                "reads v while it writes x (x.flat[1:5] = x[0, :4] smears "
+                                "x[0, 0]), so the result depends on the order of the writes",
+                                location=user_location(), hint="assign a copy: `v.copy()`")
         flat = self._flat().copy()
+        if np.size(value) > 1:           # (a mask's count is data-dependent: no cycling)
+            value = _repeated(value, flat[key].shape)
         flat[key] = value
         self.base[...] = flat.reshape(self.base.shape)
 

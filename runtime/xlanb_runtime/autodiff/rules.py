@@ -203,6 +203,8 @@ def _pow(g, node, x, y):                      # d x^y = y x^(y-1) dx + x^y log x
     if not is_float(x):
         return None, None
     dx = mul(g, mul(y, B.binary(Op.POW, x, sub(y, full(y, 1)))))
+    # x**0 is constant: 0 * 0**-1 would be nan at x = 0 (JAX's rule has the same guard)
+    dx = where(B.binary(Op.EQ, y, full(y, 0)), full(dx, 0), dx)
     if is_complex(x):                         # log z is defined off z = 0
         positive = B.binary(Op.NE, x, full(x, 0))
     else:
@@ -314,13 +316,34 @@ def _reduce(g, node, x):
     kind, axes = node.arg
     if kind == "sum":                         # d sum = broadcast of the cotangent
         return (_expand(g, x, axes),)
-    if kind == "prod":                        # d prod x = prod x / x_i  (x_i != 0)
-        return (div(mul(_expand(g, x, axes), _expand(node, x, axes)), x),)
+    if kind == "prod":                        # d prod x / d x_i = the product of the others
+        return (mul(_expand(g, x, axes), _product_of_others(x, axes)),)
     if kind in ("max", "min"):                # ties share the cotangent equally
         hits = B.convert(B.binary(Op.EQ, x, _expand(node, x, axes)), x.dtype)
         count = B.reduce(hits, "sum", axes)
         return (mul(hits, _expand(div(g, count), x, axes)),)
     return (None,)                            # any / all
+
+
+def _product_of_others(x: Node, axes) -> Node:
+    """Each element's product of the other elements over `axes`: the exclusive prefix
+    product times the exclusive suffix product, with the axes moved last and flattened.
+    Not prod / x_i, which is 0/0 = nan at a zero (np.prod([2, 0, 5])'s gradient is
+    [0, 10, 0])."""
+    from .scan_rules import shifted
+    if x.size == 0:
+        return full(x, 0)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    perm = kept + sorted(axes)
+    moved = B.transpose(x, perm)
+    last = len(kept)
+    flat = B.reshape(moved, tuple(x.shape[d] for d in kept) + (math.prod(
+        x.shape[d] for d in axes),))
+    before = shifted(B.scan(flat, "prod", last), last, -1, 1)
+    after = B.reverse(shifted(B.scan(B.reverse(flat, (last,)), "prod", last), last, -1, 1),
+                      (last,))
+    others = B.reshape(mul(before, after), moved.shape)
+    return B.transpose(others, [perm.index(d) for d in range(x.ndim)])
 
 
 @vjp(Op.DOT)

@@ -29,19 +29,27 @@ def _filled(a, value, dtype, shape):
     return wrap(full(value, shape, dtype))
 
 
+def _like(a, result, order, shape):
+    """NumPy's *_like layout: `a`'s (order='K'), also for another shape of as many axes."""
+    from ..layout import with_order
+    if shape is None or np.ndim(a) != result.ndim:
+        return with_order(result, order if shape is None else "C", (a,))
+    return with_order(result, order, (a,), shape=np.shape(a))
+
+
 @implements(np.zeros_like, np.empty_like)
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return _filled(a, 0, dtype, shape)
+    return _like(a, _filled(a, 0, dtype, shape), order, shape)
 
 
 @implements(np.ones_like)
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return _filled(a, 1, dtype, shape)
+    return _like(a, _filled(a, 1, dtype, shape), order, shape)
 
 
 @implements(np.full_like)
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return _filled(a, fill_value, dtype, shape)
+    return _like(a, _filled(a, fill_value, dtype, shape), order, shape)
 
 
 @implements(np.linspace)

@@ -330,11 +330,29 @@ def lower_getitem(x: Tracer, key):
     if not plan.advanced:                  # basic indexing: a view, as in NumPy
         basic = _basic_key(x.shape, key)
         if basic is not None:
-            return x.view(IndexStep(basic, plan))
+            view = x.view(IndexStep(basic, plan))
+            return _numpy_scalar(view) if _selects_one_element(x.ndim, key) else view
     y = _basic(x.node, plan)
     if plan.advanced:
         y = _advanced(y, plan.advanced)
     return wrap(y)
+
+
+def _selects_one_element(ndim: int, key) -> bool:
+    """`x[i, j]` with an integer for every axis (or `z[()]` of a 0-d z): NumPy returns a
+    scalar, a copy, where `x[i, ...]` or `x[i, None]` would be a 0-d view."""
+    entries = key if isinstance(key, tuple) else (key,)
+    return len(entries) == ndim and all(
+        isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+        for k in entries)
+
+
+def _numpy_scalar(view: Tracer) -> Tracer:
+    """The element's value now, as a new array that augmented assignment rebinds (`s =
+    x[0]; s += 1` leaves x alone, as NumPy's scalar does)."""
+    scalar = view.context.wrap(view.node)
+    scalar.writeable = None
+    return scalar
 
 
 def _mask_among_basic(ndim: int, key) -> tuple[int, Any, tuple] | None:

@@ -92,12 +92,55 @@ def _summation(numpy_fn, kind):
              where=_NoValue):
         x = to_node(a)
         result = _default_dtype(numpy_fn, dtype, x.dtype)
-        node = reduce_node(_masked(B.convert(x, result), where, identity), kind, axis,
-                           keepdims)
+        stepped = None
+        if result == np.float16 and where is _NoValue and initial is _NoValue:
+            stepped = _half_in_steps(a, B.convert(x, result), kind, axis, keepdims)
+        node = stepped if stepped is not None else reduce_node(
+            _masked(B.convert(x, result), where, identity), kind, axis, keepdims)
         if initial is not _NoValue:
             node = B.binary(combine, node, B.broadcast(scalar(initial, result), node.shape))
         return _with_out(out, wrap(node))
     return rule
+
+
+def _half_in_steps(a, x: Node, kind: str, axis, keepdims) -> Node | None:
+    """A float16 sum/prod as NumPy computes it, where that is not one float32 pass.
+
+    NumPy's float16 loop adds a whole inner loop in float32 and rounds once, but its
+    iterator runs the inner loop over the axis innermost in memory: when that axis is
+    kept (np.sum(x, axis=0) of a C array), each addition is rounded to float16, and a
+    partial sum past 65504 is inf for good ([6e4, 6e4, -6e4] sums to inf, not 6e4).  Then
+    the reduced axes the iterator walks outside its inner loop are added in float16 steps
+    (the last element of a float16 cumsum/cumprod, NumPy's own loop), after one float32
+    pass over the reduced axes that form its inner loop.  None: one float32 pass is it."""
+    from ..views import keep_order
+    axes = normalize_axes(axis, x.ndim)
+    strides = a.elem_strides if isinstance(a, Tracer) else None
+    if strides is None:
+        strides = tuple(int(np.prod(x.shape[d + 1:], dtype=np.int64)) for d in range(x.ndim))
+    order = [d for d in keep_order(x.shape, [strides]) if x.shape[d] > 1]
+    inner = []                               # reduced axes of the inner loop, coalesced
+    for d in reversed(order):
+        if d not in axes or (inner and strides[inner[-1]] * x.shape[inner[-1]] != strides[d]):
+            break
+        inner.append(d)
+    steps = [d for d in order if d in axes and d not in inner]
+    if not steps or x.size == 0:
+        return None
+    kept = [d for d in range(x.ndim) if d not in axes]
+    node = x
+    if inner:                                # one float32 pass, rounded to float16
+        node = _keep(B.reduce(node, kind, tuple(sorted(inner))), x.shape, inner, True)
+    rest = [d for d in range(x.ndim) if d not in kept and d not in steps]   # now size 1
+    moved = B.transpose(node, kept + steps + rest)
+    lead = [x.shape[d] for d in kept]
+    flat = wrap(B.reshape(moved, lead + [_count(x.shape, tuple(steps))]))
+    scan = np.cumsum if kind == "sum" else np.cumprod
+    last = scan(flat, axis=len(kept))[(slice(None),) * len(kept) + (-1,)]
+    node = B.reshape(last.node, lead)
+    if keepdims is True:
+        return B.reshape(node, [1 if d in axes else n for d, n in enumerate(x.shape)])
+    return node
 
 
 sum_ = implements(np.sum)(_summation(np.sum, "sum"))

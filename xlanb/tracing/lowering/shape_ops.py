@@ -16,8 +16,9 @@ from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
 from ...errors import ShapeMismatchError
+from ..layout import with_order
 from ..tracer import Tracer
-from ..views import ReshapeStep, TransposeStep
+from ..views import ReshapeStep, TransposeStep, is_contiguous, keep_order
 from . import fail, implements, unsupported, unsupported_option
 from .promote import (broadcast_shapes, broadcast_to, normalize_axes, normalize_axis,
                       result_type, scalar, shape_of, to_node, wrap)
@@ -80,12 +81,32 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 
 @implements(np.ravel)
-@_view_rule
 def ravel(a, order="C"):
-    if order not in ("C", "K", "A"):
-        raise unsupported_option("ravel", "order=", "only C order is compiled")
-    x = to_node(a)
-    return wrap(B.reshape(x, (x.size,)))
+    """NumPy's PyArray_Ravel: the elements in C, F, A (F when only F-contiguous) or K
+    (memory, `keep_order`) order; a view when they are contiguous in that order, else a
+    copy (`x[::2].ravel()` is a copy, though `x[::2].reshape(-1)` is a view)."""
+    if order not in ("C", "F", "A", "K"):
+        raise unsupported_option("ravel", "order=", "orders are 'C', 'F', 'A' and 'K'")
+    if not isinstance(a, Tracer):
+        x = to_node(a)
+        return wrap(B.reshape(x, (x.size,)))
+    shape, strides = a.shape, a.elem_strides
+    c_order = tuple(range(a.ndim))
+    if order == "A":
+        f_only = is_contiguous(shape, strides, c_order[::-1]) and \
+            not is_contiguous(shape, strides, c_order)
+        order = "F" if f_only else "C"
+    if order == "K" and strides is None:
+        raise unsupported_option("ravel", "order='K'", "the strides of this array are not "
+                                 "whole elements; use order='C'")
+    if order == "K" and not is_contiguous(shape, strides, c_order):
+        axes = keep_order(shape, [strides])
+    else:
+        axes = c_order if order in ("C", "K") else c_order[::-1]
+    ordered = a if axes == c_order else np.transpose(a, axes)
+    if is_contiguous(shape, strides, axes):
+        return np.reshape(ordered, (a.size,))         # a view
+    return wrap(B.reshape(ordered.node, (a.size,)))   # a copy
 
 
 @implements(np.transpose, getattr(np, "permute_dims", None))
@@ -298,13 +319,13 @@ def size(a, axis=None):
 
 @implements(np.copy)
 def copy(a, order="K", subok=False):
-    return wrap(to_node(a))
+    return with_order(wrap(to_node(a)), order, (a,))
 
 
 @implements(getattr(np, "astype", None))
 def astype(x, dtype, /, *, copy=True, device=None):
     from .complex_numbers import astype as cast      # complex -> real warns like NumPy
-    return cast(x, dtype)
+    return with_order(cast(x, dtype), "K", (x,))
 
 
 @implements(np.flip)

@@ -16,6 +16,7 @@ from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
 from ...errors import DTypeError, UnsupportedNumPyFunctionError
+from ..layout import with_order
 from . import fail, implements, inplace, unsupported, unsupported_option
 from .promote import (is_operand, mark_weak, operands, promotion_type, result_type, scalar,
                       shape_of, to_node, wrap)
@@ -343,6 +344,11 @@ def lower_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
     if ufunc is np.divmod:
         return (lower_ufunc(np.floor_divide, method, inputs, {}),
                 lower_ufunc(np.remainder, method, inputs, {}))
+    return with_order(_elementwise(ufunc, method, inputs, dtype), "K", inputs)
+
+
+def _elementwise(ufunc: np.ufunc, method: str, inputs: tuple, dtype):
+    from . import complex_numbers
     rule = RULES.get(ufunc)
     if rule is None:                          # NumPy's loop as a library call
         from .library import ufunc_call
@@ -370,7 +376,7 @@ def where(condition, x=None, y=None):
         raise ValueError("either both or neither of x and y should be given")
     dtype = result_type(x, y)
     (pred, on_true, on_false), _ = operands([condition, x, y], [bool, dtype, dtype])
-    return wrap(B.select(pred, on_true, on_false))
+    return with_order(wrap(B.select(pred, on_true, on_false)), "K", (condition, x, y))
 
 
 @implements(np.clip)
@@ -395,7 +401,7 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
         out_node = maximum(out_node, nodes[1])
     if high is not None:
         out_node = minimum(out_node, nodes[-1])
-    return wrap(out_node)
+    return with_order(wrap(out_node), "K", (a, *bounds))
 
 
 @implements(np.round, np.around)

@@ -1,0 +1,69 @@
+"""The memory layout NumPy gives a new array, recorded on its Tracer.
+
+A compiled program has no layouts (its kernels write what they like), but NumPy code can
+see one: whether `y.reshape(-1)` or `y.ravel()` is a view (a write through it reaching
+`y`) or a copy, the order of `ravel('K')` and `np.nditer`, `y.strides`.  NumPy lays out
+the result of a ufunc, `np.copy`, `astype` and `*_like` in the order of the input's memory
+(order='K': `np.exp(a.T)` is F-contiguous), and that of `np.array(x, order=...)`,
+`np.asfortranarray` and `x.copy(order=...)` as asked.  `with_order` records that layout in
+the result's element strides (views.keep_order is NumPy's rule); other new arrays are C.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .tracer import Tracer
+from .views import (broadcast_strides, element_strides, is_contiguous, keep_order,
+                    strides_in_order)
+
+
+def _operand_strides(shape: tuple, inputs: Sequence) -> list[tuple]:
+    """The element strides of the array inputs, broadcast to `shape`."""
+    found = []
+    for x in inputs:
+        if isinstance(x, Tracer):
+            strides = x.elem_strides
+        elif isinstance(x, np.ndarray):
+            strides = element_strides(x)
+        else:
+            continue
+        if strides is not None and x.ndim:
+            found.append(broadcast_strides(shape, x.shape, strides))
+    return found
+
+
+def with_order(result, order: str | None, inputs: Sequence = (), shape=None):
+    """`result`, a new array made from `inputs`, laid out as NumPy's `order` lays it out:
+    'C', 'F', 'A' (F when the one input is F- and not C-contiguous) or 'K'/None (the
+    inputs' memory order).  `shape`: the inputs' (broadcast) shape, where the result's
+    differs (`np.zeros_like(a, shape=...)`)."""
+    if not isinstance(result, Tracer) or result.root is not None or result.ndim < 2 or \
+            any(result is x for x in inputs):
+        return result
+    c_order = tuple(range(result.ndim))
+    strides = _operand_strides(shape or result.shape, inputs)
+    shape = result.shape
+    if order == "A":
+        order = "F" if len(strides) == 1 and is_contiguous(shape, strides[0], c_order[::-1]) \
+            and not is_contiguous(shape, strides[0], c_order) else "C"
+    if order == "F":
+        axes = c_order[::-1]
+    elif order in ("K", None) and strides:
+        axes = keep_order(shape, strides)
+    else:
+        axes = c_order
+    laid_out = strides_in_order(shape, axes)
+    result._strides = None if is_contiguous(shape, laid_out, c_order) else laid_out
+    return result
+
+
+def has_order(x: Tracer, order: str | None) -> bool:
+    """Whether `x` is already laid out as `order` asks ('C', 'F'; 'A', 'K', None: any)."""
+    c_order = tuple(range(x.ndim))
+    if order == "C":
+        return is_contiguous(x.shape, x.elem_strides, c_order)
+    if order == "F":
+        return is_contiguous(x.shape, x.elem_strides, c_order[::-1])
+    return True

@@ -122,7 +122,13 @@ def _flatten(x, order="C"):
 
 
 def _copy(x, order="C"):
-    return x.context.wrap(x.node)
+    """A new array: in C order (or F), a layout `x.strides` and `x.flags` can show."""
+    from .views import c_strides
+    copy = x.context.wrap(x.node)
+    if order in ("C", "F"):
+        copy._strides = c_strides(x.shape) if order == "C" else \
+            c_strides(x.shape[::-1])[::-1]
+    return copy
 
 
 def _fill(x, value):

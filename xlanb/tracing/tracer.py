@@ -77,6 +77,9 @@ class TraceContext:
         # one raised inside `a[0] = t` into "setting an array element with a sequence"
         self.conversion_error: BaseException | None = None
         self.argument_roots: set[int] = set()       # id() of the Tracers of array arguments
+        # id(root) -> (leaf index, the caller's array); None for an alias group's memory
+        self.argument_leaves: dict[int, tuple[int, np.ndarray] | None] = {}
+        self.flag_leaves: set[int] = set()   # leaves whose x.flags the function read
         self.random_token: Node | None = None       # the last random draw's state token
         self.random_draws = 0
 
@@ -285,11 +288,28 @@ class Tracer:
         self._version += 1
 
     @property
-    def strides(self) -> tuple[int, ...] | None:
-        """Strides in elements (None when unknown: views of it are copies)."""
+    def elem_strides(self) -> tuple[int, ...] | None:
+        """Strides in elements (None when unknown: views of it are copies).  A computed
+        array is taken as C order, which decides view or copy (the values are the same
+        either way); `strides` and `flags` show only layouts known to be NumPy's."""
         if self._strides is None:
             return c_strides(self.shape)
-        return self._strides or None
+        return None if self._strides is False else self._strides
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """NumPy's strides in bytes (lowering.stride_tricks: a named error where the
+        layout is not known to be NumPy's)."""
+        from .lowering.stride_tricks import byte_strides
+        with entry("x.strides"):
+            return byte_strides(self)
+
+    @property
+    def flags(self):
+        """NumPy's flags of this array (lowering.stride_tricks.flags)."""
+        from .lowering.stride_tricks import flags
+        with entry("x.flags"):
+            return flags(self)
 
     def view(self, step=None, node: Node | None = None, *, dtype=None,
              type=None) -> "Tracer | None":
@@ -299,7 +319,7 @@ class Tracer:
         if not isinstance(step, ViewStep):
             return self.numpy_view(step if dtype is None else dtype,
                                    node if type is None else type)
-        strides = step.strides(self.shape, self.strides)
+        strides = step.strides(self.shape, self.elem_strides)
         if strides is None and isinstance(step, ReshapeStep):
             return None
         root = self.root if self.root is not None else self
@@ -331,7 +351,7 @@ class Tracer:
         from .views import ReshapeStep, reshape_strides
         old = self.shape
         node = reshape_node(self.node, shape)
-        strides = reshape_strides(old, self.strides, node.shape)
+        strides = reshape_strides(old, self.elem_strides, node.shape)
         if strides is None:               # NumPy raises an AttributeError here
             from ..errors import ShapeMismatchError
             raise ShapeMismatchError("incompatible shape for in-place modification",
@@ -353,7 +373,8 @@ class Tracer:
                     tracer.steps = (ReshapeStep(old),) + tracer.steps
             self._node = node
             self._version += 1
-        self._strides = strides if strides != c_strides(node.shape) else None
+        known = self._strides is not None           # an exact layout stays exact
+        self._strides = strides if known or strides != c_strides(node.shape) else None
     dtype = property(lambda self: self.node.dtype)
     ndim = property(lambda self: self.node.ndim)
     size = property(lambda self: self.node.size)
@@ -588,6 +609,7 @@ class Traced:
     alias_key: Any = None
     scalar_params: frozenset = frozenset()        # params that are Python scalars
     effects: int = 0          # trailing outputs that only keep effects live (random draws)
+    flag_leaves: frozenset = frozenset()   # leaves whose flags it read: part of the key
 
     @property
     def is_pure(self) -> bool:
@@ -687,10 +709,12 @@ class _Arguments:
             self.flat_params.add(len(self.param_leaves))
         self.param_leaves.append(leaf_index)
         if isinstance(leaf, np.ndarray):
-            tracer._strides = element_strides(leaf) or False
+            strides = element_strides(leaf)
+            tracer._strides = strides if strides is not None else False
             tracer.writeable = bool(leaf.flags.writeable)
             self.roots.append((len(self.param_leaves) - 1, tracer))
             context.argument_roots.add(id(tracer))
+            context.argument_leaves[id(tracer)] = None if flat else (leaf_index, leaf)
         else:
             tracer.writeable = None                     # immutable: in-place ops rebind
         return tracer
@@ -789,7 +813,7 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
     return Traced(graph, in_tree, out_tree, tuple(arguments.param_leaves), static_args,
                   consts, tuple(writebacks), arg_outputs, frozenset(arguments.flat_params),
                   aliases.key if aliases else None, frozenset(context.scalar_leaves),
-                  effects)
+                  effects, frozenset(context.flag_leaves))
 
 
 def is_traceable_leaf(leaf: Any) -> bool:

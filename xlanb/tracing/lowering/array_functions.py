@@ -306,7 +306,8 @@ def _in_memory_order(arr: Tracer):
     """`arr` permuted and flipped so that its C order is NumPy's order='K' (the order of
     the elements in memory: axes by decreasing stride, negative strides reversed); None
     where the layout is unknown or broadcast (a zero stride)."""
-    strides = arr.strides
+    from .stride_tricks import layout_known
+    strides = arr.elem_strides if layout_known(arr) else None
     if strides is None or any(s == 0 and n > 1 for s, n in zip(strides, arr.shape)):
         return None
     axes = sorted(range(arr.ndim), key=lambda d: -abs(strides[d]))      # stable on ties

@@ -124,3 +124,27 @@ def test_flags_match_numpy_and_respecialize():
         assert clustered(arg) == flag_code(arg)
     with pytest.raises(UnsupportedNumPyFunctionError, match="caller's array"):
         xlanb.jit(lambda x: setattr(x.flags, "writeable", False))(owner)
+
+
+TOBYTES = {
+    "c_order": lambda x: x.tobytes(),
+    "f_order": lambda x: (x * 2).tobytes("F"),
+    "a_order_of_transpose": lambda x: (x.T.tobytes("A"), x.T[::2].tobytes("A")),
+    "in_a_container": lambda x: {"row": x[1].tobytes(), "tag": b"v1", "sum": x.sum()},
+}
+
+
+@pytest.mark.parametrize("name", TOBYTES)
+def test_tobytes_returned_is_numpys_bytes(name):
+    fn, x = TOBYTES[name], np.arange(12, dtype=np.int32).reshape(3, 4)
+    for must_compile in (True, False):
+        assert xlanb.jit(fn, must_compile=must_compile)(x) == fn(x)
+
+
+def test_tobytes_used_inside_needs_values():
+    from xlanb.errors import ConcretizationError
+    fn = lambda x: x * len(x.tobytes())                                 # noqa: E731
+    x = np.arange(3.0)
+    with pytest.raises(ConcretizationError, match="tobytes"):
+        xlanb.jit(fn)(x)
+    np.testing.assert_array_equal(xlanb.jit(fn, must_compile=False)(x), fn(x))

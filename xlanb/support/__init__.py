@@ -267,6 +267,8 @@ def probe(name: str) -> tuple[str, str]:
     status, note = _probe_status(PROBES[name], (3,), np.float64)
     if status == DATA_DEPENDENT:              # the function's own advice, where it has one
         note = _data_dependent_note(resolve(name))
+    elif status in COMPILED:
+        note = NOTES.get(name, note)
     return (status or UNSUPPORTED), note
 
 
@@ -355,6 +357,19 @@ _MEMBER_ARGS = {"reshape": ((4, 3),), "astype": (np.float32,), "view": (np.int64
                 "getfield": (np.float64,), "setfield": (1.0, np.float64),
                 "resize": ((4, 3),), "__contains__": (2.0,), "swapaxes": (0, 1), "item": (1,),
                 "dot": lambda x: (x.T,)}
+# The limits of a compiled name, in the table's note.
+NOTES = {
+    "ndarray.tobytes": "NumPy's bytes where the function returns them; any other use needs "
+                       "the values (ConcretizationError under jit)",
+    "ndarray.flags": "the argument's flags: the cache keys on the flags read; computed n-D "
+                     "arrays (layout unknown) raise",
+    "ndarray.strides": "in bytes, as NumPy's; computed n-D arrays (layout unknown) raise",
+    "np.lib.stride_tricks.as_strided": "a view of x's own elements; writes through it "
+                                       "when they are distinct; n-D computed x raises",
+    "np.polynomial.polynomial.Polynomial": "construction (coefficients traced or not) and "
+                                           "evaluation; arithmetic of two trims zeros "
+                                           "(data-dependent)",
+}
 # Methods that need a 1-D array: probed on the first row.
 _MEMBER_ROW = {"searchsorted"}
 
@@ -371,6 +386,8 @@ def member_status(name: str) -> tuple[str, str]:
         status, note = _probe_status(lambda x: getattr(x, name), (3, 4), np.float64)
     if (status or UNSUPPORTED) == UNSUPPORTED:
         note = unsupported_note(attr) or note
+    elif status in COMPILED:
+        note = NOTES.get(f"ndarray.{name}", note)
     return (status or UNSUPPORTED), note
 
 

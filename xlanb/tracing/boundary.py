@@ -227,4 +227,6 @@ def finish_call(traced, params: Sequence, leaves: Sequence, outs: list) -> list:
             outs[index] = apply_steps(params[source.param], source.steps)
     for index, value in traced.const_outputs.items():
         outs[index] = value
+    for index in traced.bytes_outputs:             # `return x.tobytes()`: NumPy's bytes
+        outs[index] = np.asarray(outs[index]).tobytes()
     return outs

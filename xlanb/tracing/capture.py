@@ -57,7 +57,10 @@ UNDISPATCHED = (("numpy", "asarray_chkfinite"), ("numpy", "ndenumerate"), ("nump
 # is swapped instead (the function keeps its identity, which Numba resolves it by).  A
 # traced first argument goes to the rule in `lowering.FUNCTIONS`; anything else to a copy
 # of NumPy's own function.
-CODE_SWAPPED = (("numpy.lib._stride_tricks_impl", "as_strided"),)
+CODE_SWAPPED = (("numpy.lib._stride_tricks_impl", "as_strided"),
+                ("numpy.polynomial.polyutils", "as_series"),
+                ("numpy.polynomial.polyutils", "mapdomain"),
+                ("numpy.polynomial.polynomial", "polyval"))
 _TRACED_KINDS = "biufc"
 # Scalar types whose call on a traced value is a cast (`np.float32(x)`).
 SCALAR_TYPES = ("bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -252,20 +255,44 @@ def _as_strided_entry(x, shape=None, strides=None, subok=False, writeable=True):
     return capture.swapped_call("as_strided", x, shape, strides, subok, writeable)
 
 
-_ENTRIES = {"as_strided": _as_strided_entry}
+def _as_series_entry(alist, trim=True):
+    import xlanb.tracing.capture as capture
+    return capture.swapped_call("as_series", alist, trim)
+
+
+def _mapdomain_entry(x, old, new):
+    import xlanb.tracing.capture as capture
+    return capture.swapped_call("mapdomain", x, old, new)
+
+
+def _polyval_entry(x, c, tensor=True):
+    import xlanb.tracing.capture as capture
+    return capture.swapped_call("polyval", x, c, tensor)
+
+
+_ENTRIES = {"as_strided": _as_strided_entry, "as_series": _as_series_entry,
+            "mapdomain": _mapdomain_entry, "polyval": _polyval_entry}
 
 
 def swapped_call(name: str, *args):
-    """A call of a `CODE_SWAPPED` function: its rule on a traced first argument (in a trace
-    of this thread), else NumPy's own code."""
+    """A call of a `CODE_SWAPPED` function: its rule where an argument holds a traced
+    value (in a trace of this thread), else NumPy's own code."""
     function, _, _, numpy_own = _code_swaps[name]
-    from .tracer import Tracer
-    if not _CAPTURING.get() or not isinstance(args[0], Tracer):
+    if not _CAPTURING.get() or not any(_holds_tracer(a) for a in args):
         return numpy_own(*args)
-    from .lowering import FUNCTIONS
+    from .lowering import FUNCTIONS, public_name
     from .source import entry
-    with suspended(), entry(f"np.lib.stride_tricks.{name}"):
-        return FUNCTIONS[function](*args)
+    from ..errors import CompileError
+    from .tracer import current_context
+    try:
+        with suspended(), entry(public_name(function).replace("np.stride_tricks", "np.lib."
+                                                              "stride_tricks")):
+            return FUNCTIONS[function](*args)
+    except CompileError as error:       # NumPy's Polynomial.__add__ turns any error into
+        context = current_context()     # NotImplemented: `trace` raises this one instead
+        if context is not None and context.conversion_error is None:
+            context.conversion_error = error
+        raise
 
 
 def _wrap_unseeded(original, what: str):

@@ -534,6 +534,12 @@ class Tracer:
     def tolist(self):
         return self._concrete("x.tolist()").tolist()
 
+    def tobytes(self, order="C"):
+        """NumPy's bytes where the function returns them (lowering.stride_tricks)."""
+        from .lowering.stride_tricks import tobytes
+        with entry("x.tobytes()"):
+            return tobytes(self, order)
+
     # -- indexing ------------------------------------------------------------------------------
     def __getitem__(self, key):
         return lowering.getitem(self, key)
@@ -610,11 +616,13 @@ class Traced:
     scalar_params: frozenset = frozenset()        # params that are Python scalars
     effects: int = 0          # trailing outputs that only keep effects live (random draws)
     flag_leaves: frozenset = frozenset()   # leaves whose flags it read: part of the key
+    bytes_outputs: frozenset = frozenset()  # outputs returned as `.tobytes()` of the array
 
     @property
     def is_pure(self) -> bool:
         """No argument written, returned or aliased: outputs are just the program's."""
-        return not (self.writebacks or self.arg_outputs or self.flat_params or self.effects)
+        return not (self.writebacks or self.arg_outputs or self.flat_params or self.effects
+                    or self.bytes_outputs)
 
     def unflatten_outputs(self, values: Sequence[Any]) -> Any:
         return tree_unflatten(self.out_tree, list(values)[:self.out_tree.num_leaves])
@@ -628,6 +636,8 @@ def _output_node(context: TraceContext, leaf: Any, index: int) -> Node:
         return leaf.node
     if isinstance(leaf, (np.ndarray, np.generic, bool, int, float, complex)):
         return builder.constant(np.asarray(leaf))
+    if isinstance(leaf, (bytes, str)):         # returned as they are (const_outputs)
+        return builder.constant(np.zeros((), np.int8))
     raise CompileError(f"output {index} is a {type(leaf).__name__}, which is not an array; "
                        "a compiled function returns arrays, Python scalars or containers "
                        "(tuple, list, dict, namedtuple, None) of them",
@@ -786,7 +796,13 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
         from .lowering.masked import MaskedSelection
         out_leaves = [leaf.materialize("returning x[mask]")   # `return x[mask]`
                       if isinstance(leaf, MaskedSelection) else leaf for leaf in out_leaves]
+        from .lowering.stride_tricks import TracedBytes
+        bytes_outputs = set()
         for i, leaf in enumerate(out_leaves):
+            if isinstance(leaf, TracedBytes):               # `return x.tobytes()`
+                bytes_outputs.add(i)
+                outputs.append(leaf.output_node())
+                continue
             source = arguments.argument_output(leaf)
             if source is None:
                 source = _returned_output(out_leaves, arg_outputs, i)
@@ -813,7 +829,7 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
     return Traced(graph, in_tree, out_tree, tuple(arguments.param_leaves), static_args,
                   consts, tuple(writebacks), arg_outputs, frozenset(arguments.flat_params),
                   aliases.key if aliases else None, frozenset(context.scalar_leaves),
-                  effects, frozenset(context.flag_leaves))
+                  effects, frozenset(context.flag_leaves), frozenset(bytes_outputs))
 
 
 def is_traceable_leaf(leaf: Any) -> bool:

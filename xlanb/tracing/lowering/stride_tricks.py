@@ -263,3 +263,56 @@ def flag_facts(array) -> tuple[bool, bool, bool] | None:
         return None
     fl = array.flags
     return fl.writeable, fl.owndata, fl.aligned
+
+
+# -- tobytes -----------------------------------------------------------------------------------
+
+class TracedBytes:
+    """`x.tobytes(order)` of a traced array: a program output that the call turns into
+    NumPy's bytes (`Traced.bytes_outputs`).  Any use of it inside the function needs the
+    values: auto-clustering computes them, `jit` raises ConcretizationError."""
+    __slots__ = ("array", "order")
+
+    def __init__(self, array: Tracer, order: str):
+        self.array, self.order = array, order
+
+    def output_node(self) -> Node:
+        """The values whose C-order bytes are the result ('F': the reversed transpose)."""
+        node = self.array.node
+        return B.transpose(node, tuple(reversed(range(node.ndim)))) if self.order == "F" \
+            else node
+
+    def value(self) -> bytes:
+        return self.array._concrete("x.tobytes()").tobytes(self.order)
+
+    def __repr__(self) -> str:
+        return f"TracedBytes<{self.array.nbytes} bytes>"
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.value(), name)          # .decode(), .hex(), ...
+
+
+def _delegate(name: str):
+    def method(self, *args):
+        return getattr(self.value(), name)(*args)
+    method.__name__ = name
+    return method
+
+
+for _name in ("__bytes__", "__len__", "__eq__", "__ne__", "__hash__", "__getitem__",
+              "__iter__", "__add__", "__radd__", "__contains__", "__lt__", "__le__", "__gt__",
+              "__ge__", "__mul__"):
+    setattr(TracedBytes, _name, _delegate(_name) if _name != "__bytes__" else
+            (lambda self: self.value()))
+
+
+def tobytes(x: Tracer, order: str = "C") -> TracedBytes:
+    """`x.tobytes()`: returned from the function, NumPy's bytes of x's values in C (or F)
+    order; 'A' (F order for F-contiguous x) reads x's layout."""
+    if order in (None, "A", "K"):
+        order = "F" if flags(x).fnc else "C"
+    if order not in ("C", "F"):
+        raise ValueError("order must be one of 'C', 'F', 'A', or 'K' (got '%s')" % order)
+    return TracedBytes(x, order)

@@ -16,24 +16,9 @@ import pytest
 
 import xlanb
 from tolerance import assert_close
+from test_library_calls import data as values        # ties, a NaN, a signed zero
 
 DTYPES = ["bool", "int32", "int64", "float32", "float64", "complex64", "complex128"]
-
-
-def values(dtype, shape=(5, 4), seed=0) -> np.ndarray:
-    """Few distinct values (ties), a NaN and a signed zero for floats."""
-    rng = np.random.default_rng(seed)
-    raw = rng.integers(-2, 3, shape)
-    dtype = np.dtype(dtype)
-    if dtype.kind == "b":
-        return raw > 0
-    if dtype.kind in "iu":
-        return raw.astype(dtype)
-    x = (raw * 0.5).astype(dtype)
-    if dtype.kind == "c":
-        x = x + 1j * (rng.integers(-1, 2, shape) * 0.5).astype(dtype)
-    x.flat[3], x.flat[1] = np.nan, -0.0
-    return x
 
 
 def matrix(dtype, n=3, seed=1) -> np.ndarray:
@@ -92,9 +77,29 @@ CALLS = {
                        matrix, False, DTYPES),
     "pinv_rank": (lambda a: (np.linalg.pinv(a), np.linalg.matrix_rank(a)), matrix, False,
                   DTYPES),
+    "digitize_edges": (lambda x: (np.digitize(x, [-0.5, 0.0, 1.0]),
+                                  np.digitize(x, [1.0, 0.0, -0.5], right=True),
+                                  np.histogram_bin_edges(x, bins=3, range=(-1, 1))),
+                       values, True, DTYPES),
+    "sort_complex": (lambda x: np.sort_complex(x), values, True, DTYPES),
+    "isin_interp": (lambda x: (np.isin(x, [0, 1]), np.isin(x, [0.5], invert=True),
+                               np.interp(x, [-1.0, 0.0, 2.0], [0.0, 1.0, 3.0])),
+                    values, False, DTYPES),
+    "nan_arg_var": (lambda x: (np.nanargmax(x, axis=0), np.nanargmin(x),
+                               np.nanvar(x, axis=-1), np.nanstd(x, ddof=1)),
+                    values, False, DTYPES),
+    "convolve_correlate": (lambda x: (np.convolve(x, [1.0, 2.0, 0.5]),
+                                      np.correlate(x, [1, 2], mode="same"),
+                                      np.convolve(x, [1, 2], mode="valid")),
+                           values, False, DTYPES),
+    "eigh_svd_cond": (lambda a: (np.linalg.eigh(a), np.linalg.svd(a),
+                                 np.linalg.svdvals(a), np.linalg.cond(a)),
+                      matrix, False, DTYPES),
+    "i0": (lambda x: np.i0(x), values, False, DTYPES),
     "fft": (lambda x: (np.fft.fft(x), np.fft.ifft(x, n=6, axis=0), np.fft.fft2(x),
                        np.fft.fftn(x, norm="ortho")), values, False, DTYPES),
-    "rfft": (lambda x: (np.fft.rfft(x), np.fft.irfft(x, axis=0)), values, False, DTYPES),
+    "rfft": (lambda x: (np.fft.rfft(x), np.fft.irfft(x, axis=0), np.fft.rfft2(x),
+                        np.fft.hfft(x), np.fft.ihfft(x, n=3)), values, False, DTYPES),
 }
 
 
@@ -162,3 +167,14 @@ def test_library_call_matrix(name, dtype):
                 _same(g, accepted[layout], exact, n=max(x.size, 1))
             except AssertionError as error:
                 raise AssertionError(f"{name} {dtype} {layout}: {error}") from None
+
+
+def test_lexsort_of_a_1d_array_is_one_key_per_element():
+    """NumPy iterates the keys: a 1-D array is that many 0-d keys (a 0-d result); it gave
+    the argsort of the array, shape (n,)."""
+    x = np.array([3.0, 1.0, 2.0])
+    fn = lambda x: (np.lexsort(x), np.lexsort(np.stack([x, -x])))       # noqa: E731
+    got, expected = xlanb.jit(fn)(x), fn(x)
+    for g, e in zip(got, expected):
+        assert np.shape(g) == np.shape(e)
+        np.testing.assert_array_equal(g, e)

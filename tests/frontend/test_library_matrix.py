@@ -1,9 +1,9 @@
 """Library-call lowerings over the whole matrix of issue 14 point 6: every dtype (bool, int32,
 int64, float32, float64, complex64, complex128) times every layout (C order, transposed,
 reversed, strided, broadcast, 0-d, empty, 1-D, a batch) with the keywords NumPy takes,
-against NumPy under `jit`.  (Fused lowerings, scans and reductions included, have their
-own matrices: test_reduction_keywords.py, test_ufunc_keywords.py, test_scans.py.)  Where NumPy raises, `jit` raises the same builtin exception
-type.
+against NumPy under `jit`.  Where NumPy raises, `jit` raises the same builtin exception
+type.  (Fused lowerings, scans and reductions, have their own matrices:
+test_reduction_keywords.py, test_ufunc_keywords.py, test_scans.py.)
 
 One row per function (`CALLS`); one compiled program per (function, dtype): the layouts
 NumPy accepts are the arguments of one call, so the matrix costs about 100 small compiles.

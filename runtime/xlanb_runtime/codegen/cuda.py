@@ -324,7 +324,8 @@ class _CudaCodegen(_Codegen):
         self.block("if t_ == 0:")                               # inclusive scan of totals
         self.block("for j_ in range(1, SCANB):")
         self.block(f"if j_ * ch_ < {n}:")
-        self.emit(f"tot_[j_] = {expression(SCAN_COMBINE[kind], dtype, ['tot_[j_ - 1]', 'tot_[j_]'], dtype)}")
+        totals = expression(SCAN_COMBINE[kind], dtype, ["tot_[j_ - 1]", "tot_[j_]"], dtype)
+        self.emit(f"tot_[j_] = {totals}")
         self.depth -= 3
         self.emit("cuda.syncthreads()")
         self.emit(f"sacc = tot_[t_ - 1] if t_ > 0 else {cast}(0)")

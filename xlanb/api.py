@@ -33,6 +33,7 @@ from . import mono_call
 from .pytree import make_unflattener
 from .tracing import free_variables, trace
 from .tracing.boundary import call_params, distinct_outputs, find_aliases, finish_call
+from .tracing.lowering.stride_tricks import flag_facts
 from .internal_errors import named_internal_errors
 from .tracing.tracer import current_context, flatten_args, has_tracer, trace_learning_statics
 
@@ -279,6 +280,7 @@ class JitFunction:
         self._compile_lock = threading.Lock()
         self._interpreted: dict = {}
         self._static_leaves: dict = {}    # in_tree -> leaves that had to be static scalars
+        self._flag_leaves: dict = {}      # in_tree -> array leaves whose x.flags it read
         self._hits = self._misses = 0
         self._simple = not self.static_argnums
         self._warned = False
@@ -324,6 +326,7 @@ class JitFunction:
                 if compiled is None:
                     self._misses += 1
                     compiled = self._compile_new(self._lower(args, kwargs))
+                    self.learn_flag_reads(compiled.traced)
                     leaves, key = self.signature(args, kwargs)   # with learned statics
                     self._cache[key] = compiled
                     self.last_compiled = compiled
@@ -402,12 +405,21 @@ class JitFunction:
         values, and which arguments share memory)."""
         leaves, in_tree, static = flatten_args(args, kwargs, self.static_argnums)
         statics = self._static_leaves.setdefault(in_tree, set())
-        return leaves, self._key(leaves, in_tree, static, statics, find_aliases(leaves))
+        key = self._key(leaves, in_tree, static, statics, find_aliases(leaves))
+        flagged = self._flag_leaves.get(in_tree)
+        if flagged:                # x.flags read: the flags its shape and strides do not fix
+            key += (tuple(flag_facts(leaves[i]) for i in sorted(flagged)),)
+        return leaves, key
 
     def _key(self, leaves, in_tree, static, statics, aliases):
         return (in_tree, tuple(_static_key(s) for s in static),
                 tuple(_leaf_signature(leaf, i in statics) for i, leaf in enumerate(leaves)),
                 aliases.key if aliases is not None else None)
+
+    def learn_flag_reads(self, traced) -> None:
+        """The program read x.flags of these leaves: later keys hold their flags too."""
+        if traced.flag_leaves:
+            self._flag_leaves.setdefault(traced.in_tree, set()).update(traced.flag_leaves)
 
     def _trace(self, args, kwargs):
         """Trace with Python scalars as weak traced values, static where they must be."""
@@ -535,7 +547,7 @@ def _fast_key_fits(compiled: Compiled, leaves: list) -> bool:
     """Whether a fast key (Python numbers by type) may stand for `compiled`: it traced
     every Python-number leaf (none had to be static, keyed by its value)."""
     numbers = sum(1 for leaf in leaves if type(leaf) in _WEAK_SCALARS)
-    return numbers == len(compiled.traced.scalar_params)
+    return numbers == len(compiled.traced.scalar_params) and not compiled.traced.flag_leaves
 
 
 class _NotSimple(Exception):

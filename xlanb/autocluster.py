@@ -441,7 +441,7 @@ class AutoClusterer:
             choice.numpy_only = f"its trace took more than {TRACE_BUDGET_SECONDS:g} s"
             with suspended():                    # nothing was written back: run it anew
                 return self._numpy_call(args, kwargs)
-        if not context.breaks:
+        if not context.breaks and not traced.flag_leaves:    # x.flags: traced per call
             compiled = self._whole_program(traced)
             if compiled is not None:
                 key = self.jitted.signature(args, kwargs)[1]       # with learned statics

@@ -218,6 +218,7 @@ def simulator_cases() -> dict:
     cases["copies_equal_inputs_plus_outputs"] = copies_equal_inputs_plus_outputs
     cases["library_kernels_on_host"] = library_kernels_on_host
     cases["scans"] = scans
+    cases["one_row_scans"] = one_row_scans
     cases["dump_kernels_without_nvvm"] = dump_kernels_without_nvvm
     return cases
 
@@ -352,6 +353,22 @@ def scans():
     kinds = [k.kind for k in compiled.kernels]
     assert kinds.count("scan") == 4 and "library" not in kinds, kinds
     return kinds
+
+
+def one_row_scans():
+    """A 1-D scan is one block of threads (chunk totals, then a rescan), not one thread:
+    longer and shorter than the block, with producers and consumers fused."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.5, 1.5, 1500)
+    n = rng.integers(-9, 9, 1500).astype(np.int32)
+
+    def program(x, n):
+        return (np.cumsum(x * x) / 2, np.cumprod(x[:60] ** 0.25), np.maximum.accumulate(n),
+                np.cumsum(n[::-3]), np.minimum.accumulate(x[:7]))
+    compiled = check_jit(program, (x, n), rtol=1e-12, atol=0)
+    blocked = [k for k in compiled.kernels if k.kind == "scan" and "SCANB" in k.source]
+    assert len(blocked) == 5, [k.source for k in compiled.kernels]
+    return len(blocked)
 
 
 def library_kernels_on_host():

@@ -100,9 +100,26 @@ def _copy_is_not_a_view(m):
     return t
 
 
+def _function_views(m):
+    """NumPy functions that return views (these were copies: writes were lost)."""
+    np.flip(m)[0, 0] = 100
+    np.fliplr(m)[1, 0] = 101
+    np.flipud(m)[0, 1] += 5
+    np.rot90(m)[0, 1] = 102
+    np.atleast_3d(m)[2, 1, 0] = 103
+    np.atleast_2d(m[0])[0, 2] = 104
+    np.split(m, 2, axis=1)[1][2] = -1
+    np.array_split(m, 3)[1][0, 0] = 105
+    np.hsplit(m, 4)[3][:] = 7
+    a, _ = np.broadcast_arrays(m, m)
+    a[2, 2] = 106
+    return m
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("fn", [_row_view, _transpose_view, _reshape_view, _nested_views,
-                                _copy_is_not_a_view, _element_is_a_scalar])
+                                _copy_is_not_a_view, _element_is_a_scalar,
+                                _function_views])
 def test_writes_through_views_reach_the_argument(fn, mode):
     assert_same_call(fn, (ints(3, 4),), mode)
 
@@ -657,6 +674,16 @@ def _assign_parts(z):
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_real_and_imag_are_writable_views(fn, dtype, mode):
     assert_same_call(fn, (np.array([1 + 2j, 3 - 1j, 2 + 2j], dtype),), mode)
+
+
+@pytest.mark.parametrize("fn", [lambda x: np.broadcast_to(x, (2, 3)).__setitem__(0, 1),
+                                lambda x: np.broadcast_arrays(x, x[:, None])[0].fill(1)],
+                         ids=["broadcast_to", "broadcast_arrays"])
+def test_broadcast_views_refuse_writes(fn):
+    """NumPy's broadcast views are read-only (broadcast_arrays: writes to overlapping
+    memory, with a warning): a compiled write raises instead of changing a copy."""
+    with pytest.raises(ReadOnlyArrayError):
+        xlanb.jit(fn)(np.arange(3.0))
 
 
 def test_imag_of_a_real_array_is_read_only_zeros():

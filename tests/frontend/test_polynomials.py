@@ -92,3 +92,33 @@ def test_polyfit_is_numpys_least_squares():
         xlanb.jit(lambda x, y: np.polyfit(x, y, 2, full=True))(x, y)
     with pytest.raises(ValueError, match="deg >= 0"):
         xlanb.jit(lambda x, y: np.polyfit(x, y, -1))(x, y)
+
+
+Poly = np.polynomial.Polynomial
+POLYNOMIAL_CLASS = {
+    "static": lambda x, c: Poly([1.0, 2.0, 3.0])(x),
+    "domain_window": lambda x, c: Poly([1.0, 2.0, 3.0], domain=[0, 2], window=[-1, 2])(x),
+    "traced_coefficients": lambda x, c: Poly(c)(x) + Poly(c.astype(np.int64))(2 * x),
+    "coef_attribute": lambda x, c: Poly(c * 2).coef,
+    "static_arithmetic": lambda x, c: (Poly([1.0, 2.0]) * Poly([0.5, 1.0]) + 1).deriv()(x),
+    # NumPy's `tensor` rule: each column of a 2-D c is a polynomial over all of x
+    "polyval_tensor": lambda x, c: np.polynomial.polynomial.polyval(x, np.outer(c, [1, 2])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(POLYNOMIAL_CLASS))
+def test_polynomial_class_compiles(name):
+    x, c = np.linspace(-1.0, 2.0, 5), np.array([1.0, -2.0, 0.5])
+    fn = POLYNOMIAL_CLASS[name]
+    assert_like_numpy(xlanb.jit(fn)(x, c), fn(x, c))
+
+
+def test_polynomial_arithmetic_on_traced_coefficients_is_named():
+    """Polynomial.__add__ turns errors into NotImplemented (a TypeError): jit raises the
+    named error instead, and must_compile=False gives NumPy's result."""
+    def fn(x, c):
+        return (Poly(c) + Poly(c[:2]))(x)
+    x, c = np.linspace(-1.0, 2.0, 5), np.array([1.0, -2.0, 0.5])
+    with pytest.raises(DataDependentShapeError, match="trimmed"):
+        xlanb.jit(fn)(x, c)
+    np.testing.assert_allclose(xlanb.jit(fn, must_compile=False)(x, c), fn(x, c))

@@ -92,6 +92,7 @@ def test_shapes_0d_empty_strided_negative():
     x = data("float64", (6, 8))
     check(lambda x: np.cumsum(x), np.asarray(2.5))                     # 0-d flattens: (1,)
     check(lambda x: np.cumprod(x), np.asarray(3, np.int32))
+    check(lambda x: (np.cumsum(x, axis=0), np.cumprod(x, axis=-1)), np.asarray(2.5))  # (1,)
     check(lambda x: (np.cumsum(x, axis=0), np.cumsum(x, axis=1), np.cumsum(x)),
           np.zeros((0, 3), np.float32))
     check(lambda x: np.maximum.accumulate(x, axis=1), np.zeros((4, 0), np.int64))

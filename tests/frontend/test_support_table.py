@@ -88,6 +88,10 @@ EXAMPLES = {
     "np.int64": lambda x: np.int64(x[1]) + x,
     "np.random.normal": lambda x: (np.random.seed(0), x + np.random.normal(size=6))[1],
     "np.bincount": lambda x: np.bincount(x.astype(np.int64)),
+    "np.lib.stride_tricks.as_strided": lambda x: np.lib.stride_tricks.as_strided(
+        x, (4, 3), (8, 8)),
+    "ndarray.flags": lambda x: x * x.flags.c_contiguous + x[::2].flags.owndata,
+    "np.polynomial.polynomial.Polynomial": lambda x: np.polynomial.Polynomial(x[:3])(x),
 }
 
 

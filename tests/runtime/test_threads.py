@@ -93,3 +93,22 @@ def test_an_unreadable_calibration_is_measured_again(fresh_calibration, monkeypa
     assert set(measured) == set(thread_calibration.KINDS)
     record = json.loads((directory / f"parallel-{key}.json").read_text())
     assert record["min_elements"] == {"map": None, "reduce": None}
+
+
+def _scan_graph(shape, axis, expensive=False) -> Graph:
+    x = B.parameter(0, shape, np.float64)
+    body = B.unary(Op.EXP, x) if expensive else x
+    return Graph([x], [B.scan(body, "sum", axis)], "scan")
+
+
+@pytest.mark.parametrize("shape,axis,expensive,split", [
+    ((64, 300), 1, False, True), ((64, 300), 1, True, True),   # rows: split, buffered too
+    ((8, 16, 40), 2, False, True), ((8, 16, 40), 1, False, True),
+    ((300, 64), 0, False, False)])                          # along the first axis: serial
+def test_scans_split_their_independent_rows(shape, axis, expensive, split):
+    with flags.overriding(xla_cpu_threads=2, xla_cpu_parallel_min_elements=64):
+        executable = xlanb_runtime.compile(_scan_graph(shape, axis, expensive))
+    assert _is_parallel(executable) == (split and numba.config.NUMBA_NUM_THREADS >= 2)
+    x = np.random.default_rng(0).uniform(-1, 1, shape)
+    expected = np.cumsum(np.exp(x) if expensive else x, axis=axis)
+    np.testing.assert_allclose(executable.run([x])[0], expected, rtol=1e-12)

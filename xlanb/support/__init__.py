@@ -177,6 +177,12 @@ def _data_dependent_note(func) -> str:
     return f"the output's shape depends on the values: {hint[0].lower()}{hint[1:]}, or " \
         "must_compile=False"
 
+def unsupported_note(func) -> str:
+    """What the error says to use instead (lowering.UNSUPPORTED_REASONS), or ""."""
+    from ..tracing.lowering import UNSUPPORTED_REASONS
+    reason = UNSUPPORTED_REASONS.get(func)
+    return "" if reason is None else f"{reason[1][0].lower()}{reason[1][1:]}"
+
 # Arguments for the probe calls of random draws (the rest take none).
 _RANDOM_ARGS = {
     "beta": (2.0, 3.0), "binomial": (5, 0.5), "chisquare": (2.0,), "dirichlet": ([1.0, 2.0],),
@@ -250,7 +256,7 @@ PROBES: dict[str, Callable] = {
     # not dispatched by NEP 18: the tracer sees it only in user code (capture.UNDISPATCHED)
     "np.asarray_chkfinite": _user_probe("np.asarray_chkfinite(x) + 1"),
     "np.lib.stride_tricks.as_strided":
-        lambda x: np.lib.stride_tricks.as_strided(x, (2, 2), (8, 8)),
+        _user_probe("np.lib.stride_tricks.as_strided(x, (2, 2), (8, 8))"),
     "np.lib.stride_tricks.sliding_window_view":
         lambda x: np.lib.stride_tricks.sliding_window_view(x, 2),
 }
@@ -261,6 +267,8 @@ def probe(name: str) -> tuple[str, str]:
     status, note = _probe_status(PROBES[name], (3,), np.float64)
     if status == DATA_DEPENDENT:              # the function's own advice, where it has one
         note = _data_dependent_note(resolve(name))
+    elif status in COMPILED:
+        note = NOTES.get(name, note)
     return (status or UNSUPPORTED), note
 
 
@@ -288,7 +296,7 @@ def _loop_dtypes(ufunc: np.ufunc, chars: str = _PROBE_KINDS) -> list[np.dtype] |
 def ufunc_status(ufunc: np.ufunc) -> tuple[str, str]:
     dtypes = _loop_dtypes(ufunc)
     if dtypes is None:                        # datetime-only ufuncs (isnat)
-        return UNSUPPORTED, "no numeric loop"
+        return UNSUPPORTED, unsupported_note(ufunc) or "no numeric loop"
     shape = (3,)
     status, note = _probe_status(lambda *xs: ufunc(*xs), shape, dtypes[0],
                                  *[(shape, d) for d in dtypes[1:]])
@@ -349,6 +357,19 @@ _MEMBER_ARGS = {"reshape": ((4, 3),), "astype": (np.float32,), "view": (np.int64
                 "getfield": (np.float64,), "setfield": (1.0, np.float64),
                 "resize": ((4, 3),), "__contains__": (2.0,), "swapaxes": (0, 1), "item": (1,),
                 "dot": lambda x: (x.T,)}
+# The limits of a compiled name, in the table's note.
+NOTES = {
+    "ndarray.tobytes": "NumPy's bytes where the function returns them; any other use needs "
+                       "the values (ConcretizationError under jit)",
+    "ndarray.flags": "the argument's flags: the cache keys on the flags read; computed n-D "
+                     "arrays (layout unknown) raise",
+    "ndarray.strides": "in bytes, as NumPy's; computed n-D arrays (layout unknown) raise",
+    "np.lib.stride_tricks.as_strided": "a view of x's own elements; writes through it "
+                                       "when they are distinct; n-D computed x raises",
+    "np.polynomial.polynomial.Polynomial": "construction (coefficients traced or not) and "
+                                           "evaluation; arithmetic of two trims zeros "
+                                           "(data-dependent)",
+}
 # Methods that need a 1-D array: probed on the first row.
 _MEMBER_ROW = {"searchsorted"}
 
@@ -363,6 +384,10 @@ def member_status(name: str) -> tuple[str, str]:
                 *(args(x) if callable(args) else args)), (3, 4), np.float64)
     else:
         status, note = _probe_status(lambda x: getattr(x, name), (3, 4), np.float64)
+    if (status or UNSUPPORTED) == UNSUPPORTED:
+        note = unsupported_note(attr) or note
+    elif status in COMPILED:
+        note = NOTES.get(f"ndarray.{name}", note)
     return (status or UNSUPPORTED), note
 
 

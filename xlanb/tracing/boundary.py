@@ -30,7 +30,7 @@ from xlanb_runtime.ir import Node
 from xlanb_runtime.ir import builder as B
 
 from ..errors import AliasingError, ReadOnlyArrayError
-from .views import ViewStep, apply_steps
+from .views import ViewStep, apply_steps, place_flat
 
 
 @dataclass(frozen=True)
@@ -191,11 +191,7 @@ class StridedStep(ViewStep):
             raise AliasingError("a write through an argument whose elements overlap "
                                 "each other (zero or overlapping strides)",
                                 hint="pass a copy of that argument")
-        hit = np.zeros(parent.shape, dtype=bool)
-        hit[index.reshape(-1)] = True
-        zeros = B.broadcast(B.constant(np.zeros((), parent.dtype)), parent.shape)
-        placed = B.scatter_add(zeros, B.constant(index), child, 0)
-        return B.select(B.constant(hit), placed, parent)
+        return place_flat(parent, index, child)
 
     def apply(self, array: np.ndarray) -> np.ndarray:
         size = array.itemsize
@@ -272,4 +268,6 @@ def finish_call(traced, params: Sequence, leaves: Sequence, outs: list) -> list:
             outs[index] = apply_steps(params[source.param], source.steps)
     for index, value in traced.const_outputs.items():
         outs[index] = value
+    for index in traced.bytes_outputs:             # `return x.tobytes()`: NumPy's bytes
+        outs[index] = np.asarray(outs[index]).tobytes()
     return outs

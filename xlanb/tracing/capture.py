@@ -33,6 +33,7 @@ import os
 import sys
 import sysconfig
 import threading
+import types
 
 import numpy as np
 
@@ -50,6 +51,16 @@ UNDISPATCHED = (("numpy", "asarray_chkfinite"), ("numpy", "ndenumerate"), ("nump
                   for name in ("polyadd", "polysub", "polymul", "polydiv", "polyint")),
                 ("numpy.polynomial.polyutils", "trimseq"),
                 ("numpy.polynomial.polyutils", "as_series"))
+# Functions that skip NEP 18 and that users bind by name at import (`from
+# numpy.lib.stride_tricks import as_strided`, `ast = np.lib.stride_tricks.as_strided`),
+# which a module attribute swap never reaches: while traces run, the function's code object
+# is swapped instead (the function keeps its identity, which Numba resolves it by).  A
+# traced first argument goes to the rule in `lowering.FUNCTIONS`; anything else to a copy
+# of NumPy's own function.
+CODE_SWAPPED = (("numpy.lib._stride_tricks_impl", "as_strided"),
+                ("numpy.polynomial.polyutils", "as_series"),
+                ("numpy.polynomial.polyutils", "mapdomain"),
+                ("numpy.polynomial.polynomial", "polyval"))
 _TRACED_KINDS = "biufc"
 # Scalar types whose call on a traced value is a cast (`np.float32(x)`).
 SCALAR_TYPES = ("bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -67,6 +78,7 @@ _lock = threading.Lock()
 _active_traces = 0
 _originals: dict[tuple[object, str], object] = {}   # (module, name) -> NumPy's function
 _wrappers: dict[tuple[object, str], tuple] = {}     # (module, name) -> (NumPy's, wrapper)
+_code_swaps: dict[str, tuple] = {}    # name -> (function, its code, entry code, a copy of it)
 
 
 @contextlib.contextmanager
@@ -130,6 +142,8 @@ def _install() -> None:
         return
     if not _wrappers:
         _build_wrappers()
+    for function, _, entry_code, _ in _code_swaps.values():
+        function.__code__ = entry_code
     for (module, name), (original, wrapper) in _wrappers.items():
         _originals[(module, name)] = original
         if wrapper is _ABSENT:
@@ -170,6 +184,12 @@ def _build_wrappers() -> None:
         if original is not None:
             _wrappers[(np.random, name)] = (original, _wrap_draw(
                 original, f"np.random.{name}", np.random.mtrand._rand.random_sample))
+    for module_name, name in CODE_SWAPPED:
+        function = getattr(importlib.import_module(module_name), name)
+        copy = types.FunctionType(function.__code__, function.__globals__, name,
+                                  function.__defaults__, function.__closure__)
+        copy.__kwdefaults__ = function.__kwdefaults__
+        _code_swaps[name] = (function, function.__code__, _ENTRIES[name].__code__, copy)
     # unseeded: new numbers on every call (np.random.RandomState stays a class: user code
     # tests isinstance against it)
     _wrappers[(np.random, "default_rng")] = (np.random.default_rng, _wrap_unseeded(
@@ -184,6 +204,8 @@ def _uninstall() -> None:
         else:
             setattr(module, name, original)
     _originals.clear()
+    for function, code, _, _ in _code_swaps.values():
+        function.__code__ = code
 
 
 def _wrap_draw(original, what: str, drawn=None):
@@ -225,6 +247,52 @@ def _wrap_lowered(original, what: str):
     call._xlanb_capture = True
     call.__wrapped__ = original
     return call
+
+
+def _as_strided_entry(x, shape=None, strides=None, subok=False, writeable=True):
+    """The code run as NumPy's as_strided while traces run (its globals are NumPy's)."""
+    import xlanb.tracing.capture as capture
+    return capture.swapped_call("as_strided", x, shape, strides, subok, writeable)
+
+
+def _as_series_entry(alist, trim=True):
+    import xlanb.tracing.capture as capture
+    return capture.swapped_call("as_series", alist, trim)
+
+
+def _mapdomain_entry(x, old, new):
+    import xlanb.tracing.capture as capture
+    return capture.swapped_call("mapdomain", x, old, new)
+
+
+def _polyval_entry(x, c, tensor=True):
+    import xlanb.tracing.capture as capture
+    return capture.swapped_call("polyval", x, c, tensor)
+
+
+_ENTRIES = {"as_strided": _as_strided_entry, "as_series": _as_series_entry,
+            "mapdomain": _mapdomain_entry, "polyval": _polyval_entry}
+
+
+def swapped_call(name: str, *args):
+    """A call of a `CODE_SWAPPED` function: its rule where an argument holds a traced
+    value (in a trace of this thread), else NumPy's own code."""
+    function, _, _, numpy_own = _code_swaps[name]
+    if not _CAPTURING.get() or not any(_holds_tracer(a) for a in args):
+        return numpy_own(*args)
+    from .lowering import FUNCTIONS, public_name
+    from .source import entry
+    from ..errors import CompileError
+    from .tracer import current_context
+    try:
+        with suspended(), entry(public_name(function).replace("np.stride_tricks", "np.lib."
+                                                              "stride_tricks")):
+            return FUNCTIONS[function](*args)
+    except CompileError as error:       # NumPy's Polynomial.__add__ turns any error into
+        context = current_context()     # NotImplemented: `trace` raises this one instead
+        if context is not None and context.conversion_error is None:
+            context.conversion_error = error
+        raise
 
 
 def _wrap_unseeded(original, what: str):
@@ -394,7 +462,12 @@ def _traced_creation(original, args, kwargs):
         # (its text is the cache key) and small (a splat, not the memory's bytes)
         result = np.zeros_like(result)
     from .lowering.promote import constant_node
-    return context.wrap(constant_node(result))
+    from .views import element_strides
+    tracer = context.wrap(constant_node(result))
+    if result.base is None and result.flags.writeable:   # its own memory: layout exact
+        strides = element_strides(result)
+        tracer._strides = strides if strides is not None else False
+    return tracer
 
 
 def _holds_tracer(obj) -> bool:
@@ -452,7 +525,9 @@ def _with_ndmin(array, ndmin: int, fresh: bool = True):
         return array
     if not fresh or array.elem_strides != c_strides(array.shape):
         return array[(None,) * missing]
-    return wrap(B.reshape(array.node, (1,) * missing + array.shape))
+    result = wrap(B.reshape(array.node, (1,) * missing + array.shape))
+    result._strides = c_strides(result.shape)        # a new C array: an exact layout
+    return result
 
 
 def _stack_nested(obj):

@@ -6,7 +6,9 @@ see one: whether `y.reshape(-1)` or `y.ravel()` is a view (a write through it re
 the result of a ufunc, `np.copy`, `astype` and `*_like` in the order of the input's memory
 (order='K': `np.exp(a.T)` is F-contiguous), and that of `np.array(x, order=...)`,
 `np.asfortranarray` and `x.copy(order=...)` as asked.  `with_order` records that layout in
-the result's element strides (views.keep_order is NumPy's rule); other new arrays are C.
+the result's element strides (views.keep_order is NumPy's rule) as an exact layout that
+`x.strides` and `x.flags` may show; other new arrays are taken as C order, which decides
+view or copy, but `x.strides` and `x.flags` do not claim it.
 """
 from __future__ import annotations
 
@@ -55,7 +57,7 @@ def with_order(result, order: str | None, inputs: Sequence = (), shape=None):
     else:
         axes = c_order
     laid_out = strides_in_order(shape, axes)
-    result._strides = None if is_contiguous(shape, laid_out, c_order) else laid_out
+    result._strides = laid_out          # explicit: an exact layout (stride_tricks.layout_known)
     return result
 
 

@@ -127,6 +127,8 @@ def _flatten(x, order="C"):
 
 
 def _copy(x, order="C"):
+    """A new array in NumPy's layout for `order` (layout.with_order): an exact layout,
+    which `x.strides` and `x.flags` show."""
     from .layout import with_order
     return with_order(x.context.wrap(x.node), order, (x,))
 

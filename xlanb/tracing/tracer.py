@@ -78,6 +78,9 @@ class TraceContext:
         self.conversion_error: BaseException | None = None
         self.argument_roots: set[int] = set()       # id() of the Tracers of array arguments
         self.self_overlapping: set[int] = set()     # ... whose elements share memory
+        # id(root) -> (leaf index, the caller's array); None for an alias group's memory
+        self.argument_leaves: dict[int, tuple[int, np.ndarray] | None] = {}
+        self.flag_leaves: set[int] = set()   # leaves whose x.flags the function read
         self.random_token: Node | None = None       # the last random draw's state token
         self.random_draws = 0
 
@@ -294,21 +297,27 @@ class Tracer:
 
     @property
     def elem_strides(self) -> tuple[int, ...] | None:
-        """Strides in elements (None when unknown: views of it are copies)."""
+        """Strides in elements (None when unknown: views of it are copies).  A computed
+        array is taken as C order, which decides view or copy (the values are the same
+        either way); `strides` and `flags` show only layouts known to be NumPy's."""
         if self._strides is None:
             return c_strides(self.shape)
-        return None if self._strides is False else self._strides      # () for 0-d
+        return None if self._strides is False else self._strides
 
     @property
     def strides(self) -> tuple[int, ...]:
-        """`x.strides`: NumPy's, in bytes."""
-        strides = self.elem_strides
-        if strides is None:
-            from ..errors import UnsupportedNumPyFunctionError
-            raise UnsupportedNumPyFunctionError(
-                "the strides of this array are not whole elements", op_name="x.strides",
-                location=user_location(), hint="read the strides outside the function")
-        return tuple(s * self.itemsize for s in strides)
+        """NumPy's strides in bytes (lowering.stride_tricks: a named error where the
+        layout is not known to be NumPy's)."""
+        from .lowering.stride_tricks import byte_strides
+        with entry("x.strides"):
+            return byte_strides(self)
+
+    @property
+    def flags(self):
+        """NumPy's flags of this array (lowering.stride_tricks.flags)."""
+        from .lowering.stride_tricks import flags
+        with entry("x.flags"):
+            return flags(self)
 
     def view(self, step=None, node: Node | None = None, *, dtype=None,
              type=None) -> "Tracer | None":
@@ -374,7 +383,8 @@ class Tracer:
                     tracer.steps = (ReshapeStep(old),) + tracer.steps
             self._node = node
             self._version += 1
-        self._strides = strides if strides != c_strides(node.shape) else None
+        known = self._strides is not None           # an exact layout stays exact
+        self._strides = strides if known or strides != c_strides(node.shape) else None
     dtype = property(lambda self: self.node.dtype)
     ndim = property(lambda self: self.node.ndim)
     size = property(lambda self: self.node.size)
@@ -539,6 +549,12 @@ class Tracer:
     def tolist(self):
         return self._concrete("x.tolist()").tolist()
 
+    def tobytes(self, order="C"):
+        """NumPy's bytes where the function returns them (lowering.stride_tricks)."""
+        from .lowering.stride_tricks import tobytes
+        with entry("x.tobytes()"):
+            return tobytes(self, order)
+
     # -- indexing ------------------------------------------------------------------------------
     def __getitem__(self, key):
         return lowering.getitem(self, key)
@@ -614,11 +630,14 @@ class Traced:
     alias_key: Any = None
     scalar_params: frozenset = frozenset()        # params that are Python scalars
     effects: int = 0          # trailing outputs that only keep effects live (random draws)
+    flag_leaves: frozenset = frozenset()   # leaves whose flags it read: part of the key
+    bytes_outputs: frozenset = frozenset()  # outputs returned as `.tobytes()` of the array
 
     @property
     def is_pure(self) -> bool:
         """No argument written, returned or aliased: outputs are just the program's."""
-        return not (self.writebacks or self.arg_outputs or self.flat_params or self.effects)
+        return not (self.writebacks or self.arg_outputs or self.flat_params or self.effects
+                    or self.bytes_outputs)
 
     def unflatten_outputs(self, values: Sequence[Any]) -> Any:
         return tree_unflatten(self.out_tree, list(values)[:self.out_tree.num_leaves])
@@ -632,6 +651,8 @@ def _output_node(context: TraceContext, leaf: Any, index: int) -> Node:
         return leaf.node
     if isinstance(leaf, (np.ndarray, np.generic, bool, int, float, complex)):
         return builder.constant(np.asarray(leaf))
+    if isinstance(leaf, (bytes, str)):         # returned as they are (const_outputs)
+        return builder.constant(np.zeros((), np.int8))
     raise CompileError(f"output {index} is a {type(leaf).__name__}, which is not an array; "
                        "a compiled function returns arrays, Python scalars or containers "
                        "(tuple, list, dict, namedtuple, None) of them",
@@ -735,6 +756,7 @@ class _Arguments:
                 context.self_overlapping.add(id(tracer))
             self.roots.append((len(self.param_leaves) - 1, tracer))
             context.argument_roots.add(id(tracer))
+            context.argument_leaves[id(tracer)] = None if flat else (leaf_index, leaf)
         else:
             tracer.writeable = None                     # immutable: in-place ops rebind
         return tracer
@@ -806,7 +828,13 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
         from .lowering.masked import MaskedSelection
         out_leaves = [leaf.materialize("returning x[mask]")   # `return x[mask]`
                       if isinstance(leaf, MaskedSelection) else leaf for leaf in out_leaves]
+        from .lowering.stride_tricks import TracedBytes
+        bytes_outputs = set()
         for i, leaf in enumerate(out_leaves):
+            if isinstance(leaf, TracedBytes):               # `return x.tobytes()`
+                bytes_outputs.add(i)
+                outputs.append(leaf.output_node())
+                continue
             source = arguments.argument_output(leaf)
             if source is None:
                 source = _returned_output(out_leaves, arg_outputs, i)
@@ -833,7 +861,7 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
     return Traced(graph, in_tree, out_tree, tuple(arguments.param_leaves), static_args,
                   consts, tuple(writebacks), arg_outputs, frozenset(arguments.flat_params),
                   aliases.key if aliases else None, frozenset(context.scalar_leaves),
-                  effects)
+                  effects, frozenset(context.flag_leaves), frozenset(bytes_outputs))
 
 
 def is_traceable_leaf(leaf: Any) -> bool:

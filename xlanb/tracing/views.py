@@ -261,6 +261,15 @@ def write_through(root: Node, steps: Sequence[ViewStep], value: Node) -> Node:
     return value
 
 
+def place_flat(flat: Node, index: np.ndarray, values: Node) -> Node:
+    """`flat` (1-D) with `values` written at the distinct positions `index` (same shape)."""
+    hit = np.zeros(flat.shape, dtype=bool)
+    hit[index.reshape(-1)] = True
+    zeros = B.broadcast(B.constant(np.zeros((), flat.dtype)), flat.shape)
+    placed = B.scatter_add(zeros, B.constant(index), values, 0)
+    return B.select(B.constant(hit), placed, flat)
+
+
 def apply_steps(array: np.ndarray, steps: Sequence[ViewStep]) -> np.ndarray:
     for step in steps:
         array = step.apply(array)

@@ -463,7 +463,9 @@ class _Codegen:
                     out0[k0, s0] = (v2 - c0)
 
         Along the last axis the running value is a scalar, and with expensive producers
-        or consumers the row goes through a buffer (`_scan_rows`)."""
+        or consumers the row goes through a buffer (`_scan_rows`).  A parallel scan
+        (`should_parallelize`: rows before the axis) splits the outermost of those loops
+        over threads, each row with its own running state, made inside that loop."""
         scan = self.k.scan
         kind, axis = scan.arg
         dtype = scan.dtype
@@ -472,11 +474,15 @@ class _Codegen:
         if not suffix and any(n.op in EXPENSIVE for n in self.k.nodes):
             self._scan_rows(scan, sizes)
             return
+        outer: tuple = ()
+        if self.parallel:                # independent rows: state private to each
+            outer = self.open_loops(sizes[:axis], "i", parallel=True)
         if suffix:                      # every row of the suffix restarts at k0 == 0
             self.emit(f"sacc = np.empty(({', '.join(suffix)},), np.{dtype.name})")
         else:                           # typed before the loops, for Numba's inference
             self.emit(f"sacc = {templates.CAST[dtype.name]}(0)")
-        outer = self.open_loops(sizes[:axis], "i")
+        if not self.parallel:
+            outer = self.open_loops(sizes[:axis], "i")
         self.emit(f"for k0 in range({sizes[axis]}):")
         self.depth += 1
         inner = self.open_loops(suffix, "s")
@@ -503,9 +509,13 @@ class _Codegen:
         kind, axis = scan.arg
         dtype = scan.dtype
         n = sizes[axis]
+        outer: tuple = ()
+        if self.parallel:                # a buffer per row, in the parallel loop
+            outer = self.open_loops(sizes[:axis], "i", parallel=True)
         self.emit(f"sbuf = np.empty({SCAN_CHUNK}, np.{dtype.name})")
         self.emit(f"sacc = {templates.CAST[dtype.name]}(0)")   # typed for Numba
-        outer = self.open_loops(sizes[:axis], "i")
+        if not self.parallel:
+            outer = self.open_loops(sizes[:axis], "i")
         idx = outer + ("k0",)
         self.emit(f"for base0 in range(0, {n}, {SCAN_CHUNK}):")
         self.depth += 1
@@ -1239,8 +1249,12 @@ def is_narrow_dot(dot: Node, kernel: Kernel) -> bool:
 def should_parallelize(kernel: Kernel, threads: int) -> bool:
     """Wake the thread pool only for loops it can split safely, and only from the size
     where threads were measured to win on this machine (thread_calibration)."""
-    if threads < 2 or kernel.kind == "scan":     # a scan's rows: serial for now
+    if threads < 2:
         return False
+    if kernel.kind == "scan":           # the rows before its axis are independent
+        axis = kernel.scan.arg[1]
+        if axis == 0 or kernel.scan.shape[0] < threads:
+            return False
     space = kernel.space("in") if kernel.kind == "reduce" else kernel.root.shape
     if kernel.kind == "reduce":
         reds = kernel.reductions

@@ -20,7 +20,10 @@ buffer) and `splitmix64` (a device function in the module).  One skeleton per ki
              views are index arithmetic on the operands as they lie in memory (no transpose
              copies), and the fused epilogue runs on the accumulator before the store.
     scan     grid-stride over the rows across the scan axis, one thread per row walking
-             the axis in order (a register carries the running value).
+             the axis in order (a register carries the running value).  A single row
+             (a 1-D cumsum) is one block instead: each thread folds a contiguous chunk,
+             thread 0 scans the chunk totals in shared memory, and each thread rescans
+             its chunk from the total before it (two passes over the input).
     scatter  `<name>` writes the base (its producers fused), then `<name>_updates` adds
              the updates with `cuda.atomic.add` at the rows their indices name (clamped).
 
@@ -76,6 +79,9 @@ def check_available() -> None:
             "the CUDA kernels without a GPU, set NUMBA_ENABLE_CUDASIM=1 in the environment "
             "before Python starts (Numba's CUDA simulator, slow: keep arrays small), or "
             "use target='cpu'.")
+
+
+SCAN_BLOCK = 256           # threads scanning one row (power of two: a full warp multiple)
 
 
 @dataclass(frozen=True)
@@ -272,9 +278,12 @@ class _CudaCodegen(_Codegen):
         producers and consumers computed per element as on the CPU."""
         scan = self.k.scan
         kind, axis = scan.arg
+        rows = _prod(scan.shape[:axis] + scan.shape[axis + 1:])
+        if rows == 1 and scan.shape[axis] > 1:
+            self._scan_one_row(scan)
+            return
         function = self.begin()
         sizes = self.size_names(scan.shape)
-        rows = _prod(scan.shape[:axis] + scan.shape[axis + 1:])
         total = self.named("size", "nt_", rows)
         self.block(f"for f_ in range(cuda.grid(1), {total}, cuda.gridsize(1)):")
         row = self.decompose("f_", sizes[:axis] + sizes[axis + 1:], "i")
@@ -288,6 +297,46 @@ class _CudaCodegen(_Codegen):
         self.reduce_vars[id(scan)] = "sacc"
         self.write_outputs(self.k.outputs, idx, cache, scan.shape)
         self.grid(function, rows)
+
+    def _scan_one_row(self, scan: Node) -> None:
+        """One row scanned by one block of SCANB threads, chunk by chunk (a blocked
+        two-pass scan): fold each chunk, scan the chunk totals, rescan each chunk from
+        the total before it and write.  Sums combine in another order than NumPy's
+        sequential loop (within rounding); max/min/integer scans are exact."""
+        kind, axis = scan.arg
+        dtype, cast = scan.dtype, templates.CAST[scan.dtype.name]
+        function = self.begin()
+        n = self.size_names(scan.shape)[axis]
+        idx = tuple("k0" if d == axis else "0" for d in range(scan.ndim))
+        self.emit("t_ = cuda.threadIdx.x")
+        self.emit(f"tot_ = cuda.shared.array(SCANB, {cast})")
+        self.emit(f"ch_ = ({n} + SCANB - 1) // SCANB")
+        self.emit("lo_ = t_ * ch_")
+        self.emit(f"hi_ = min(lo_ + ch_, {n})")
+        self.emit(f"sacc = {cast}(0)")
+        self.block("for k0 in range(lo_, hi_):")                 # pass 1: chunk totals
+        value = self.value(scan.inputs[0], idx, {})
+        combined = expression(SCAN_COMBINE[kind], dtype, ["sacc", value], dtype)
+        self.emit(f"sacc = {value} if k0 == lo_ else {combined}")
+        self.depth -= 1
+        self.emit("tot_[t_] = sacc")
+        self.emit("cuda.syncthreads()")
+        self.block("if t_ == 0:")                               # inclusive scan of totals
+        self.block("for j_ in range(1, SCANB):")
+        self.block(f"if j_ * ch_ < {n}:")
+        totals = expression(SCAN_COMBINE[kind], dtype, ["tot_[j_ - 1]", "tot_[j_]"], dtype)
+        self.emit(f"tot_[j_] = {totals}")
+        self.depth -= 3
+        self.emit("cuda.syncthreads()")
+        self.emit(f"sacc = tot_[t_ - 1] if t_ > 0 else {cast}(0)")
+        self.block("for k0 in range(lo_, hi_):")                 # pass 2: rescan, write
+        cache: dict = {}
+        value = self.value(scan.inputs[0], idx, cache)
+        combined = expression(SCAN_COMBINE[kind], dtype, ["sacc", value], dtype)
+        self.emit(f"sacc = {value} if k0 == 0 else {combined}")
+        self.reduce_vars[id(scan)] = "sacc"
+        self.write_outputs(self.k.outputs, idx, cache, scan.shape)
+        self.launches.append(Launch(function, 1, SCAN_BLOCK))
 
     def gen_scatter(self) -> None:
         """out = base (one function); out[..., indices[k], ...] += updates[k] (another)."""
@@ -534,6 +583,8 @@ class _CudaCodegen(_Codegen):
                    if re.search(rf"\b{line.split(' = ')[0]}\b", body)]
         if "BLOCK" in body:
             header.append(f"BLOCK = {self.policy.reduce_threads}  # largest reduction block")
+        if "SCANB" in body:
+            header.append(f"SCANB = {SCAN_BLOCK}  # threads of a one-row scan")
         if "TILE" in body:
             header.append(f"TILE = {self.policy.tile}  # dot tile edge")
         if re.search(r"\bsplitmix64\(", body):

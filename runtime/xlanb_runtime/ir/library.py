@@ -401,9 +401,15 @@ register("np.linalg.eigvalsh", lambda ins, UPLO="L":
          [(ins[0].shape[:-1], _linalg(np.linalg.eigvalsh)(ins[0])[0])], _cubic_flops)
 register("np.linalg.svd", _svd, _cubic_flops)
 register("np.linalg.svdvals", lambda ins: _svd(ins, compute_uv=False), _cubic_flops)
-register("np.linalg.pinv", lambda ins, rcond=None, hermitian=False:
-         [(ins[0].shape[:-2] + ins[0].shape[-2:][::-1], _linalg(np.linalg.pinv)(ins[0])[0])],
-         _cubic_flops)
+def _pinv(ins, rcond=None, hermitian=False):
+    a = ins[0]
+    shape = a.shape[:-2] + a.shape[-2:][::-1]
+    if 0 in a.shape[-2:]:                 # NumPy returns an empty array of a's own dtype
+        return [(shape, a.dtype)]
+    return [(shape, _linalg(np.linalg.pinv)(a)[0])]
+
+
+register("np.linalg.pinv", _pinv, _cubic_flops)
 register("np.linalg.matrix_rank", lambda ins, tol=None, hermitian=False:
          [(ins[0].shape[:-2], np.asarray(np.linalg.matrix_rank(np.eye(2))).dtype)],
          _cubic_flops)

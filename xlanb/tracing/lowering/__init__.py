@@ -99,6 +99,15 @@ for _name in ("unique_all", "unique_counts", "unique_inverse", "unique_values"):
         DATA_DEPENDENT_HINTS[getattr(np, _name)] = DATA_DEPENDENT_HINTS[np.unique]
 
 
+# Functions with no lowering by design, other than data-dependent shapes: (what happens,
+# what to use instead); the error's text and the support table's note.
+UNSUPPORTED_REASONS: dict[Callable, tuple[str, str]] = {
+    np.isnat: ("datetime64 and timedelta64 arrays are not traced (it has no numeric "
+               "loop)", "Pass the dates as int64 (`d.view(np.int64)`; NaT is "
+               "`np.iinfo(np.int64).min`) and compare with that"),
+}
+
+
 def data_dependent_hint(func: Callable) -> str:
     """What to use instead of `func` under jit, ending with the must_compile=False way."""
     specific = DATA_DEPENDENT_HINTS.get(func)
@@ -133,9 +142,11 @@ def unsupported_error(func: Callable, args: tuple, what: str) -> CompileError:
             "would repeat the first call's numbers", op_name=what, location=loc,
             hint="Use `xlanb.random` with a key argument, pass the random array in, "
             f"{FALLBACK_HINT}")
-    return UnsupportedNumPyFunctionError(
-        "xlanb has no compiled lowering for this function", op_name=what,
-        location=loc, hint=f"Rewrite it with supported NumPy functions, {FALLBACK_HINT}")
+    detail, hint = UNSUPPORTED_REASONS.get(
+        func, ("xlanb has no compiled lowering for this function",
+               "Rewrite it with supported NumPy functions"))
+    return UnsupportedNumPyFunctionError(detail, op_name=what, location=loc,
+                                         hint=f"{hint}, {FALLBACK_HINT}")
 
 
 def is_random_draw(func: Callable) -> bool:
@@ -216,3 +227,4 @@ def ndarray_fallback(x: Tracer, name: str):
 from . import (ufuncs, reductions, shape_ops, linalg, indexing, creation,  # noqa: E402,F401,I001
                inplace, complex_numbers)
 from . import library  # noqa: E402,F401,I001  (sorts, LAPACK, FFTs, scans: library calls)
+from . import stride_tricks  # noqa: E402,F401,I001  (x.strides, x.flags, as_strided)

@@ -173,7 +173,8 @@ def fix(x, out=None):
 @implements_library(np.lexsort)
 def lexsort(keys, axis=-1):
     if isinstance(keys, Tracer):
-        keys = [keys[k] for k in range(keys.shape[0])] if keys.ndim > 1 else [keys]
+        # NumPy iterates the array: a 1-D one is that many 0-d keys
+        keys = [keys[k] for k in range(keys.shape[0])] if keys.ndim >= 1 else []
     keys = list(keys)
     if not keys:
         raise TypeError("need sequence of keys with len(keys) > 0 in lexsort")

@@ -453,9 +453,14 @@ def delete(arr, obj, axis=None):
 
 @implements(np.lib.stride_tricks.sliding_window_view)
 def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
-    """Windows as a gather of static indices (NumPy returns a read-only view; this is a
-    copy with the same values and shape)."""
+    """Windows as a gather of static indices: NumPy's read-only view, as a read-only copy
+    (a write raises as in NumPy).  writeable=True writes through to x in NumPy: a named
+    error here (the windows overlap)."""
     x = _traced(x)
+    if writeable:
+        return unsupported(np.lib.stride_tricks.sliding_window_view, (x, window_shape),
+                           {"axis": axis, "writeable": writeable},
+                           "np.lib.stride_tricks.sliding_window_view(writeable=True)")
     window_shape = tuple(window_shape) if np.iterable(window_shape) else (window_shape,)
     if axis is None:
         axis = tuple(range(x.ndim))
@@ -474,4 +479,7 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
         index = np.arange(starts)[:, None] + np.arange(dim)[None, :]
         out = np.take(out, index, axis=ax)             # ax -> (starts, dim)
         out = np.moveaxis(out, ax + 1, -1)             # the window dim goes last
+    root = out.root if out.root is not None else out
+    if root is not (x.root if x.root is not None else x):      # the windows, not x itself
+        root.writeable = False
     return out

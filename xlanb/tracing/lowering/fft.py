@@ -31,6 +31,8 @@ def _one_dimensional(name: str):
         if out is not None:
             raise unsupported_option(name, "out=", "assign the result instead")
         x = node_of(a)
+        if x.ndim == 0:                                  # NumPy's IndexError
+            numpy_check(getattr(np.fft, name), np.ones((), x.dtype))
         axis = normalize_axis(operator.index(axis), x.ndim)
         n = None if n is None else operator.index(static_param(n, "n"))
         if n is not None and n < 1:
@@ -43,16 +45,19 @@ def _one_dimensional(name: str):
 
 
 def _n_dimensional(name: str):
-    def rule(a, s=None, axes=None, norm=None, out=None):
+    # fft2 & co. transform the last two axes by default; fftn & co. every axis
+    default_axes = (-2, -1) if name.endswith("2") else None
+
+    def rule(a, s=None, axes=default_axes, norm=None, out=None):
         if out is not None:
             raise unsupported_option(name, "out=", "assign the result instead")
         x = node_of(a)
         s = static_param(s, "s")
         s = None if s is None else tuple(operator.index(v) for v in s)
+        numpy_check(getattr(np.fft, name), np.ones((2,) * x.ndim, x.dtype), s=s,
+                    axes=axes)                           # NumPy's errors for s / axes
         if axes is not None:
             axes = tuple(normalize_axis(operator.index(v), x.ndim) for v in axes)
-        numpy_check(getattr(np.fft, name), np.ones((2,) * max(x.ndim, 1), x.dtype), s=s,
-                    axes=axes)                           # NumPy's errors for s / axes
         return call(f"np.fft.{name}", [x], s=s, axes=axes, norm=_norm(norm))
     return rule
 

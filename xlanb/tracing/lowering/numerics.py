@@ -11,6 +11,8 @@ import operator
 
 import numpy as np
 
+from xlanb_runtime.ir import builder as B
+
 from . import unsupported
 from .library import (axis_param, call, implements_library, node_of, numpy_check,
                       static_param, with_out)
@@ -84,6 +86,8 @@ def _nan_spread(name: str, func):
                 raise ValueError("ddof and correction can't be provided simultaneously.")
             ddof = correction
         x = node_of(a)
+        if x.ndim == 0 and axis is not None and x.dtype.kind in "fc":
+            x, keepdims = B.reshape(x, (1,)), False    # NumPy's NaN path: a 0-d result
         result = call(f"np.{name}", [x], axis=axis_param(axis, x.ndim),
                       dtype=None if dtype is None else np.dtype(dtype).name,
                       ddof=static_param(ddof, "ddof"), keepdims=keepdims is True)
@@ -98,6 +102,9 @@ for _name in ("nanvar", "nanstd"):
 def _nan_arg(name: str):
     def rule(a, axis=None, out=None, *, keepdims=np._NoValue):
         x = node_of(a)
+        scalar = x.ndim == 0 and axis is not None
+        if scalar:                                # NumPy takes a 0-d array as a (1,) one
+            x, keepdims = B.reshape(x, (1,)), False       # and returns a scalar
         axis = None if axis is None else axis_param(operator.index(axis), x.ndim)
         result = call(f"np.{name}", [x], axis=axis, keepdims=keepdims is True)
         return with_out(out, result, f"np.{name}")

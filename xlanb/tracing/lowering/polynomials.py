@@ -49,6 +49,53 @@ for _name in ("trimseq", "as_series"):
     _trimmed(getattr(np.polynomial.polyutils, _name), f"np.polynomial.polyutils.{_name}")
 
 
+# -- np.polynomial.Polynomial: NumPy's own class, its series functions traced -----------------
+# Polynomial(c)(x) calls polyutils.mapdomain and polynomial.polyval, and Polynomial(c)
+# polyutils.as_series(trim=False); these read their arguments with np.array, so
+# tracing.capture swaps their code while traces run (CODE_SWAPPED) and a traced argument
+# comes here.  The arithmetic of two Polynomials trims (data-dependent: a named error).
+
+_AS_SERIES = np.polynomial.polyutils.as_series      # (while traces run: a wrapper there)
+
+
+@implements(_AS_SERIES)
+def as_series(alist, trim=True):
+    """NumPy's as_series on traced coefficients: without trimming, static lengths."""
+    if trim:
+        return unsupported(_AS_SERIES, (alist,), {"trim": trim},
+                           "np.polynomial.polyutils.as_series")
+    arrays = [np.atleast_1d(_traced(a)) for a in alist]
+    for a in arrays:
+        if a.size == 0:
+            raise ValueError("Coefficient array is empty")
+        if a.ndim != 1:
+            raise ValueError("Coefficient array is not 1-d")
+    dtype = np.common_type(*[np.empty(0, a.dtype) for a in arrays])
+    return [a.astype(dtype) for a in arrays]
+
+
+@implements(np.polynomial.polyutils.mapdomain)
+def mapdomain(x, old, new):
+    off, scl = np.polynomial.polyutils.mapparms(old, new)
+    return off + scl * _traced(x)
+
+
+@implements(np.polynomial.polynomial.polyval)
+def polyval(x, c, tensor=True):
+    """NumPy's Horner loop, with its `tensor` rule for an array x (a traced x is one)."""
+    c = np.atleast_1d(_traced(c))
+    if c.dtype.char in "?bBhHiIlLqQpP":
+        c = c + 0.0
+    if isinstance(x, (tuple, list)):
+        x = np.asarray(x)
+    if isinstance(x, (np.ndarray, Tracer)) and tensor:
+        c = c.reshape(c.shape + (1,) * np.ndim(x))
+    c0 = c[-1] + x * 0
+    for i in range(2, len(c) + 1):
+        c0 = c[-i] + c0 * x
+    return c0
+
+
 def _traced(x):
     return x if isinstance(x, Tracer) else wrap(node_of(x))
 

@@ -203,7 +203,10 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
         return tuple(range(ndim))
     if isinstance(axis, (int, np.integer)) or isinstance(axis, Tracer):
         axis = (operator_index(axis),)
-    return tuple(np.lib.array_utils.normalize_axis_tuple(tuple(axis), ndim))
+    try:
+        return tuple(np.lib.array_utils.normalize_axis_tuple(tuple(axis), ndim))
+    except (ValueError, IndexError) as exc:     # NumPy's AxisError, raised as xlanb's own
+        raise exc.with_traceback(None) from None
 
 
 def operator_index(x) -> int:

@@ -68,6 +68,8 @@ def _scan(name: str, kind: str, nan_identity=None):
 
     def rule(a, axis=None, dtype=None, out=None):
         x = node_of(a)
+        if x.ndim == 0:                      # NumPy scans a 0-d array as a (1,) one
+            x = B.reshape(x, (1,))
         axis = None if axis is None else axis_param(operator.index(axis), x.ndim)
         result = _result_dtype(numpy_fn, x, dtype=dtype)
         if not has_scan_form(kind, x, result):

@@ -18,7 +18,8 @@ from xlanb_runtime.ir import builder as B
 from ...errors import ShapeMismatchError
 from ..layout import with_order
 from ..tracer import Tracer
-from ..views import ReshapeStep, TransposeStep, is_contiguous, keep_order
+from ..views import (ReshapeStep, TransposeStep, broadcast_strides, is_contiguous,
+                     keep_order)
 from . import fail, implements, unsupported, unsupported_option
 from .promote import (broadcast_shapes, broadcast_to, normalize_axes, normalize_axis,
                       result_type, scalar, shape_of, to_node, wrap)
@@ -175,15 +176,40 @@ def squeeze(a, axis=None):
     return wrap(B.reshape(x, [n for d, n in enumerate(x.shape) if d not in axes]))
 
 
+def as_tracer(a) -> Tracer:
+    """`a` itself when traced (views of it write through), else a constant array."""
+    return a if isinstance(a, Tracer) else wrap(to_node(a))
+
+
+def _read_only_broadcast(array, shape) -> Tracer:
+    """A broadcast copy standing for NumPy's read-only view: a write raises, as NumPy's,
+    and its layout is the view's (a stretched axis steps by 0), so that a ravel or reshape
+    of it is a copy where NumPy's is."""
+    operand = as_tracer(array)
+    result = _read_only(wrap(broadcast_to(operand.node, shape)))
+    strides = operand.elem_strides
+    if strides is not None and result.shape != operand.shape:
+        result._strides = broadcast_strides(shape, operand.shape, strides)
+    return result
+
+
 @implements(np.broadcast_to)
 def broadcast_to_(array, shape, subok=False):
-    return wrap(broadcast_to(to_node(array), _shape_arg(shape)))
+    """NumPy's read-only view (a copy that refuses writes)."""
+    return _read_only_broadcast(array, _shape_arg(shape))
 
 
 @implements(np.broadcast_arrays)
 def broadcast_arrays(*args, subok=False):
+    """NumPy returns the arguments themselves when all have the broadcast shape, else a
+    view each: writeable where the shape is the array's own (a write reaches it), and
+    overlapping elsewhere (NumPy writes with a warning; here a read-only copy raises)."""
     shape = broadcast_shapes(*(shape_of(a) for a in args))
-    return tuple(wrap(broadcast_to(to_node(a), shape)) for a in args)
+    arrays = [as_tracer(a) for a in args]
+    if all(a.shape == shape for a in arrays):
+        return tuple(arrays)
+    return tuple(a[...] if a.shape == shape else _read_only_broadcast(a, shape)
+                 for a in arrays)
 
 
 def concat_nodes(arrays, axis, dtype=None) -> Node:
@@ -245,10 +271,18 @@ def _atleast(x: Node, ndim: int) -> Node:
     return B.reshape(x, (1,) * (ndim - x.ndim) + x.shape)
 
 
+# NumPy's views: the new axes of np.atleast_{1,2,3}d by the input's ndim (0-d: all new)
+_ATLEAST_KEYS = {(1, 0): (None,), (2, 0): (None, None), (2, 1): (None, ...),
+                 (3, 0): (None, None, None), (3, 1): (None, ..., None), (3, 2): (..., None)}
+
+
 def _atleast_rule(ndim):
     def rule(*arys):
-        out = tuple(wrap(_atleast(to_node(a), ndim)) for a in arys)
-        return out[0] if len(out) == 1 else out
+        out = []
+        for a in arys:
+            a = as_tracer(a)
+            out.append(a if a.ndim >= ndim else a[_ATLEAST_KEYS[ndim, a.ndim]])
+        return out[0] if len(out) == 1 else tuple(out)
     return rule
 
 
@@ -330,18 +364,27 @@ def astype(x, dtype, /, *, copy=True, device=None):
 
 @implements(np.flip)
 def flip(m, axis=None):
-    x = to_node(m)
-    return wrap(B.reverse(x, normalize_axes(axis, x.ndim)))
+    """NumPy's view `m[::-1]` along the axes (a write through it reaches m)."""
+    m = as_tracer(m)
+    axes = normalize_axes(axis, m.ndim)
+    return m[tuple(slice(None, None, -1) if d in axes else slice(None)
+                   for d in range(m.ndim))]
 
 
 @implements(np.fliplr)
 def fliplr(m):
-    return wrap(B.reverse(to_node(m), (1,)))
+    m = as_tracer(m)
+    if m.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return m[:, ::-1]
 
 
 @implements(np.flipud)
 def flipud(m):
-    return wrap(B.reverse(to_node(m), (0,)))
+    m = as_tracer(m)
+    if m.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return m[::-1, ...]
 
 
 def _triangle(lower: bool):
@@ -377,7 +420,7 @@ def _diagonal(x: Node, offset: int) -> Node:
 
 
 def _read_only(tracer: Tracer) -> Tracer:
-    """NumPy's diagonals are read-only views: a write raises as it does in NumPy."""
+    """NumPy's read-only views (diagonals, broadcasts): a write raises as in NumPy."""
     tracer.writeable = False
     return tracer
 
@@ -445,7 +488,9 @@ def _split(name, strict: bool):
         else:
             bounds = [0] + [min(max(int(i) + (n if i < 0 else 0), 0), n)
                             for i in indices_or_sections] + [n]
-        return [wrap(slice_axis(x, axis, a, max(a, b))) for a, b in zip(bounds, bounds[1:])]
+        whole = as_tracer(ary)                     # NumPy's pieces are views of it
+        return [whole[(slice(None),) * axis + (slice(a, max(a, b)),)]
+                for a, b in zip(bounds, bounds[1:])]
     return rule
 
 

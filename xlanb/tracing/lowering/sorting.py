@@ -17,6 +17,8 @@ import operator
 import numpy as np
 
 from ...errors import UnsupportedNumPyFunctionError
+from xlanb_runtime.ir import builder as B
+
 from ..tracer import Tracer
 from . import fail, unsupported
 from .library import (axis_param, call, data_dependent, implements_library, node_of,
@@ -55,6 +57,8 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     _no_order(order, "np.argsort")
     _check_kind(kind, stable)
+    if np.ndim(a) == 0 and axis is not None:      # NumPy sorts a 0-d array as a (1,) one
+        a = B.reshape(node_of(a), (1,))
     x, axis = _sort_axis(a, axis)
     return call("np.argsort", [x], axis=axis, kind=kind, stable=stable)
 
@@ -64,7 +68,7 @@ def _kth(kth, x, axis):
     length = x.size if axis is None else x.shape[axis]
     values = kth if isinstance(kth, (tuple, list)) else [kth]
     for k in values:
-        if not -length <= operator.index(k) < length:
+        if x.size and not -length <= operator.index(k) < length:   # empty: NumPy's no check
             raise ValueError(f"kth(={k}) out of bounds ({length})")
     return tuple(operator.index(k) for k in kth) if isinstance(kth, (tuple, list)) \
         else operator.index(kth)
@@ -113,6 +117,8 @@ def _quantile(name: str, func):
                                               "keepdims": keepdims, "weights": weights,
                                               "interpolation": interpolation}, name)
         x = node_of(a)
+        if x.dtype.kind == "c":                  # NumPy's first check
+            raise TypeError("a must be an array of real numbers")
         params = dict(axis=axis_param(axis, x.ndim), method=method, keepdims=bool(keepdims))
         if type(q) in (int, float):           # weak, as NumPy takes it: a param
             result = call(name, [x], q=q, **params)

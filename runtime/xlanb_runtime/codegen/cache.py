@@ -45,6 +45,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from . import cached_load
+
 try:
     import fcntl
 except ImportError:          # not POSIX: no lock between processes (the checks still hold)
@@ -147,7 +149,8 @@ def compile_function(source: str, function: str, signature: tuple):
         dispatcher = getattr(module, function)
         compiled = sum(dispatcher.stats.cache_misses.values())
         try:
-            dispatcher.compile(signature)
+            if not (checked and cached_load.load(dispatcher, signature)):
+                dispatcher.compile(signature)
         except BaseException:
             _restore(checked, _numba_files(module, name))
             raise

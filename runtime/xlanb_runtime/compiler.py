@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from . import flags, trace_events
+from . import flags, program_cache, trace_events
 from .buffers import assign_buffers
 from .dump import ModuleDumper, fusion_dot
 from .codegen import cache
@@ -61,14 +61,21 @@ def kernel_signature(gen) -> tuple:
 
 def compile_kernel(gen) -> tuple[object, float]:
     """The Numba dispatcher for a generated kernel, compiled for its signature."""
-    signature = kernel_signature(gen)
-    key = cache.canonical_kernel(gen.source, gen.function) + repr(signature)
     start = time.perf_counter()
+    dispatcher = load_kernel(cache.canonical_kernel(gen.source, gen.function),
+                             kernel_signature(gen))
+    return dispatcher, time.perf_counter() - start
+
+
+def load_kernel(source: str, signature: tuple):
+    """The dispatcher of a canonical kernel module (cache.canonical_kernel), compiled for
+    `signature`: memoized here, loaded from or compiled into the disk cache."""
+    key = source + repr(signature)
     dispatcher = _dispatchers.get(key)
     if dispatcher is None:
-        dispatcher = cache.compile_function(gen.source, gen.function, signature)
+        dispatcher = cache.compile_canonical(source, signature)
         _dispatchers[key] = dispatcher
-    return dispatcher, time.perf_counter() - start
+    return dispatcher
 
 
 def compile(graph: Graph, target: str = "cpu", options: CompileOptions | None = None,
@@ -90,6 +97,39 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
     if target == "cuda":
         from .cuda_executable import compile_cuda
         return compile_cuda(graph, options, report)
+    settings = flags.current()
+    key = None
+    if not (settings.xla_dump_to or settings.xla_trace_to):   # those need the whole compile
+        key = program_cache.program_key(graph, target, options, settings)
+        cached = _from_record(key, graph, target, options, report)
+        if cached is not None:
+            return cached
+    return _compile_graph(graph, target, options, report, key)
+
+
+def _from_record(key: str, graph: Graph, target: str, options: CompileOptions,
+                 report: CompileReport):
+    """The program from its record in the disk cache (program_cache.py), or None."""
+    start = time.perf_counter()
+    record = program_cache.load(key)
+    if record is None:
+        return None
+    settings = flags.current()
+
+    def materialize() -> Executable:             # what only the report shows
+        with flags.active(settings):
+            return _compile_graph(graph, target, options, CompileReport(graph.name, target))
+
+    executable = program_cache.executable_from(record, graph, report, load_kernel,
+                                               materialize)
+    report.add("program cache", "compile", start, time.perf_counter() - start,
+               kernels=sum(1 for b in record["bindings"].values() if b[0] == "kernel"))
+    return executable
+
+
+def _compile_graph(graph: Graph, target: str, options: CompileOptions,
+                   report: CompileReport, key: str | None = None) -> Executable:
+    """The whole compile of `graph`; with a program `key`, its record is written too."""
     settings = flags.current()
     graph = _reroll(graph, options, report)
     dumper, optimized, plan = optimize_and_plan(graph, options, report)
@@ -120,11 +160,16 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
         return finish(_over_budget(graph, optimized, plan, report, str(exceeded)), dumper,
                       lambda d, s, e, g: dump_program(d, s, e), {})
     with report.phase("driver", "codegen"):
-        driver, driver_source = build_driver(plan, buffers, generated, dispatchers,
-                                             debug_nans=settings.xla_debug_nans,
-                                             traced=bool(settings.xla_trace_to))
-    executable = Executable(graph, optimized, plan, kernels, driver, driver_source, buffers,
-                            report)
+        driver = build_driver(plan, buffers, generated, dispatchers,
+                              debug_nans=settings.xla_debug_nans,
+                              traced=bool(settings.xla_trace_to))
+    executable = Executable(graph, optimized, plan, kernels, driver.run, driver.source,
+                            buffers, report)
+    if key is not None:
+        program_cache.store(key, driver, {
+            id(dispatchers[name]): (cache.canonical_kernel(gen.source, gen.function),
+                                    kernel_signature(gen))
+            for name, gen in generated.items() if gen.has_function})
     return finish(executable, dumper, _dump, generated)
 
 

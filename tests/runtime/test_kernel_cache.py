@@ -326,7 +326,8 @@ def test_two_processes_compiling_one_kernel_leave_one_valid_entry(tmp_path):
 
     (module,) = runs[0][key]["modules"]
     directory = entry_dir(tmp_path / "cache", module)
-    assert sorted(p.name for p in directory.parent.iterdir()) == [module]
+    assert sorted(p.name for p in directory.parent.iterdir()) == ["programs", module]
+    assert len(list((directory.parent / "programs").iterdir())) == 1   # one program record
     assert sorted(p.name for p in directory.iterdir()) == \
         ["__pycache__", "lock", "manifest.json", f"{module}.py"]
     names = sorted(p.name for p in (directory / "__pycache__").iterdir())

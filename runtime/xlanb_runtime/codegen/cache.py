@@ -135,7 +135,12 @@ def compile_function(source: str, function: str, signature: tuple):
     """The Numba dispatcher `function` of the module holding `source`, compiled for
     `signature`: loaded from a checked cache entry, or compiled and recorded in one.
     The module holds `canonical_kernel(source, function)`."""
-    source, function = canonical_kernel(source, function), KERNEL_FUNCTION
+    return compile_canonical(canonical_kernel(source, function), signature)
+
+
+def compile_canonical(source: str, signature: tuple):
+    """`compile_function` for a module source that is already `canonical_kernel`'s."""
+    function = KERNEL_FUNCTION
     name = module_name_for(source)
     entry = kernel_dir() / name
     with _locked(entry / "lock"):
@@ -158,7 +163,7 @@ def compile_function(source: str, function: str, signature: tuple):
             return dispatcher                 # loaded, or compiled before: nothing written
         written = _hashes(_read_files(_numba_files(module, name)))
         if written != _hashes(checked) or not manifest.exists():
-            _write_atomically(manifest, json.dumps(
+            write_atomically(manifest, json.dumps(
                 {"format": _MANIFEST_FORMAT, "files": written}, indent=1, sort_keys=True))
     return dispatcher
 
@@ -179,11 +184,11 @@ def _write_source(path: Path, source: str) -> bool:
             return False
     except OSError:
         pass
-    _write_atomically(path, source)
+    write_atomically(path, source)
     return True
 
 
-def _write_atomically(path: Path, text: str | bytes) -> None:
+def write_atomically(path: Path, text: str | bytes) -> None:
     """A temp file in the same directory, then `os.replace`: readers see the old file or
     the whole new one, never a part."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -277,4 +282,4 @@ def _restore(checked: dict[Path, bytes], now: list[Path]) -> None:
                 continue
         except OSError:
             pass
-        _write_atomically(path, data)
+        write_atomically(path, data)

@@ -20,7 +20,7 @@ all-reduces, NaN checks, trace hooks) get a marker only.
 
 The executable a record makes (`CachedExecutable`) runs at once; its optimized graph,
 plan, kernels and report contents come from compiling the graph again (loads only) the
-first time something asks for them.
+first time something asks for them (their phases join the timeline when they ran).
 """
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ import inspect
 import os
 import pickle
 import threading
+import weakref
 from pathlib import Path
 from typing import Callable
 
@@ -54,12 +55,21 @@ def program_key(graph: Graph, target: str, options, settings) -> str:
     import numba
     kept = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)
             if f.name not in _OUTPUT_ONLY_FLAGS}
+    parts = (target, repr(options), repr(sorted(kept.items())),
+             str(numba.config.NUMBA_NUM_THREADS), runtime_stamp())
+    known = _keys.get(graph)                # a first call asks up to three times
+    if known is not None and known[0] == parts:
+        return known[1]
     digest = hashlib.sha256()
-    for part in (target, repr(options), repr(sorted(kept.items())),
-                 str(numba.config.NUMBA_NUM_THREADS), runtime_stamp()):
+    for part in parts:
         digest.update(part.encode() + b"\0")
     _hash_graph(graph, digest)
-    return digest.hexdigest()[:32]
+    key = digest.hexdigest()[:32]
+    _keys[graph] = (parts, key)
+    return key
+
+
+_keys: "weakref.WeakKeyDictionary[Graph, tuple]" = weakref.WeakKeyDictionary()
 
 
 def _hash_graph(graph: Graph, digest) -> None:
@@ -193,8 +203,12 @@ class CachedExecutable(Executable):
         with self._lock:
             if self._full is None:
                 self._full = full = self._materialize()
+                report, shift = self._timeline, full.report.origin - self._timeline.origin
                 for name in ("kernels", "memory", "cost", "graph", "ir"):
-                    setattr(self._timeline, name, getattr(full.report, name))
+                    setattr(report, name, getattr(full.report, name))
+                # the passes, fusion and codegen, on the timeline when they ran
+                report.phases += [dataclasses.replace(p, start=p.start + shift)
+                                  for p in full.report.phases]
         return self._full
 
     optimized = property(lambda self: self.full().optimized)

@@ -106,6 +106,7 @@ class Job:
         self._started = threading.Lock()
         self.sent = threading.Event()          # the worker is running (or failed to start)
         self.ok, self.error = False, ""
+        self.reply: dict | None = None         # the worker's answer, once done
 
     def start(self) -> None:
         """Send the request from a thread (once; later calls do nothing): starting the
@@ -135,6 +136,7 @@ class Job:
         return self._event.is_set()
 
     def complete(self, reply: dict) -> None:
+        self.reply = reply
         try:
             if not reply.get("ok"):
                 raise RuntimeError(reply.get("error") or "the compile worker failed")
@@ -265,7 +267,7 @@ def compile_in_background(graph: Graph, target: str, options, settings,
     front end loads it in the foreground (program_cache.py)."""
     from .codegen.cache import cache_dir
     worker_flags = dataclasses.replace(settings, xla_dump_to="", xla_trace_to="",
-                                       xla_dump_kernels=False)
+                                       xla_dump_kernels=False, xla_parallel_compile=False)
     request = {"graph": flatten_graph(graph), "target": target, "options": options,
                "flags": worker_flags, "cache_dir": str(cache_dir())}
     return Job(request, switch)

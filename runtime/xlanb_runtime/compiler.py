@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from . import flags, program_cache, trace_events
+from . import flags, parallel_compile, program_cache, trace_events
 from .buffers import assign_buffers
 from .dump import ModuleDumper, fusion_dot
 from .codegen import cache
@@ -149,6 +149,9 @@ def _compile_graph(graph: Graph, target: str, options: CompileOptions,
                if gen.dot_acc and gen.dot_acc[0] == "scratch"}
     with report.phase("buffer-assignment", "pass"):
         buffers = assign_buffers(plan, scratch)
+    parallel_compile.fan_out([(cache.canonical_kernel(gen.source, gen.function),
+                               kernel_signature(gen)) for gen in generated.values()
+                              if gen.has_function])
     try:
         dispatchers, kernels = _compile_kernels(plan, generated, report,
                                                 settings.xla_max_compile_seconds)

@@ -41,10 +41,11 @@ from .executable import Driver, Executable, make_driver
 from .ir import Graph
 
 _HEADER = b"xlanb-program 1\n"
-# flags that change what a compile writes beside the kernels, not the kernels themselves
+# flags that change what a compile writes beside the kernels, or how it gets them, not the
+# kernels or the driver themselves
 _OUTPUT_ONLY_FLAGS = ("xla_dump_to", "xla_dump_hlo_as_text", "xla_dump_hlo_as_dot",
                       "xla_dump_hlo_pass_re", "xla_dump_kernels", "xla_trace_to",
-                      "xla_tiered")
+                      "xla_tiered", "xla_parallel_compile")
 _PLAIN_NAMES = ("np", "_empty", "_check_nans", "_scratch")   # bound the same in every driver
 
 

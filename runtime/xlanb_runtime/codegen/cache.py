@@ -138,6 +138,13 @@ def compile_function(source: str, function: str, signature: tuple):
     return compile_canonical(canonical_kernel(source, function), signature)
 
 
+def probably_cached(source: str) -> bool:
+    """Whether the module of a canonical kernel source has an entry (for some signature):
+    a hint that costs one `stat`; `compile_canonical` decides."""
+    name = module_name_for(source)
+    return (kernel_dir() / name / "manifest.json").exists()
+
+
 def compile_canonical(source: str, signature: tuple):
     """`compile_function` for a module source that is already `canonical_kernel`'s."""
     function = KERNEL_FUNCTION

@@ -1,0 +1,63 @@
+"""Blocking compiles on two cores: the compile worker takes a program's kernels from the end
+while this process takes them from the front.
+
+A cold compile is nearly all Numba's, kernel by kernel and in proportion to the generated
+statements (benchmarks/bench_compile.py), and kernels compile independently.  So before a
+blocking compile goes through its kernels in order, it hands the ones not yet in the disk
+cache to the compile worker (background.py's process, started on first use), last first.
+Both processes go through codegen/cache.py's per-entry lock, and that is all the
+coordination there is: a kernel the other one is compiling, each waits for and then loads;
+a kernel already in the cache, the worker skips.  This process never waits for the worker
+otherwise: while the worker starts (Python, Numba: 0.3-0.7 s) or if it is slow or fails,
+this process compiles more of the kernels itself, and the answer is the same either way.
+
+Only where it can pay: two or more cores and at least MIN_STATEMENTS generated statements
+(about 5 ms of Numba each) to compile, more than the worker's start-up.
+"""
+from __future__ import annotations
+
+import os
+
+from . import flags
+from .codegen import cache
+
+MIN_STATEMENTS = 150
+
+
+def statements(source: str) -> int:
+    """Non-blank lines of a kernel module's function body."""
+    body = source.split(f"\ndef {cache.KERNEL_FUNCTION}(", 1)[-1]
+    return sum(1 for line in body.splitlines()[1:] if line.strip())
+
+
+def fan_out(kernels: list[tuple[str, tuple]]):
+    """Ask the compile worker to compile `kernels` ((canonical source, signature), in the
+    order this process will compile them) from the last: its background.Job, or None
+    where that cannot pay."""
+    if not flags.current().xla_parallel_compile or (os.cpu_count() or 1) < 2:
+        return None
+    todo = [(source, signature) for source, signature in kernels
+            if not cache.probably_cached(source)]
+    if len(todo) < 2 or sum(statements(source) for source, _ in todo) < MIN_STATEMENTS:
+        return None
+    from . import background
+    job = background.Job({"kernels": todo[::-1], "cache_dir": str(cache.cache_dir())},
+                         lambda reply: None)
+    job.start()
+    return job
+
+
+def compile_in_worker(request: dict) -> int:
+    """The worker's side: compile each kernel not yet in the cache; returns how many it
+    compiled or loaded.  A kernel that fails is left to the process that asked (which
+    compiles it itself and reports the error)."""
+    done = 0
+    for source, signature in request["kernels"]:
+        if cache.probably_cached(source):
+            continue
+        try:
+            cache.compile_canonical(source, signature)
+            done += 1
+        except Exception:             # noqa: BLE001 - the caller's own compile raises it
+            pass
+    return done

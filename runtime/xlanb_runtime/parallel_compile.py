@@ -12,22 +12,44 @@ otherwise: while the worker starts (Python, Numba: 0.3-0.7 s) or if it is slow o
 this process compiles more of the kernels itself, and the answer is the same either way.
 
 Only where it can pay: two or more cores and at least MIN_STATEMENTS generated statements
-(about 5 ms of Numba each) to compile, more than the worker's start-up.
+(about 5 ms of Numba each) to compile, more than the worker's start-up.  The worker starts
+when a compile of a graph of MIN_NODES or more begins (`prepare`) and sets Numba up at
+once, so that both overlap this process's passes and codegen.
 """
 from __future__ import annotations
 
 import os
+import threading
 
 from . import flags
 from .codegen import cache
 
 MIN_STATEMENTS = 150
+MIN_NODES = 50                 # a graph this big is likely to reach MIN_STATEMENTS (W4: 76)
 
 
 def statements(source: str) -> int:
     """Non-blank lines of a kernel module's function body."""
     body = source.split(f"\ndef {cache.KERNEL_FUNCTION}(", 1)[-1]
     return sum(1 for line in body.splitlines()[1:] if line.strip())
+
+
+def prepare(graph) -> None:
+    """Start the compile worker now (from a thread), if this compile may hand it kernels:
+    its start-up then overlaps this process's passes and codegen."""
+    if not flags.current().xla_parallel_compile or (os.cpu_count() or 1) < 2 or \
+            len(graph.nodes) < MIN_NODES:
+        return
+    from . import background
+    threading.Thread(target=_start_worker, args=(background,), name="xlanb-worker-start",
+                     daemon=True).start()
+
+
+def _start_worker(background) -> None:
+    try:
+        background.worker()
+    except OSError:                   # no worker: this process compiles every kernel
+        pass
 
 
 def fan_out(kernels: list[tuple[str, tuple]]):

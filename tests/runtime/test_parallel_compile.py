@@ -53,3 +53,18 @@ def test_nothing_is_handed_out_when_it_cannot_pay(monkeypatch):
         monkeypatch.setattr(parallel_compile.os, "cpu_count", lambda: 1)
         assert parallel_compile.fan_out(kernels) is None
     assert background.worker_pid() is None
+
+
+def test_an_entry_another_holder_is_compiling_is_not_waited_for_unless_asked():
+    import fcntl
+    source = kernel_source(6)
+    entry = cache.kernel_dir() / cache.module_name_for(source)
+    entry.mkdir(parents=True)
+    with open(entry / "lock", "ab") as held:        # as the worker holds it while compiling
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(cache.EntryBusy):
+            cache.compile_canonical(source, SIGNATURE, wait=False)
+    dispatcher = cache.compile_canonical(source, SIGNATURE, wait=False)   # free again
+    out = np.empty(3)
+    dispatcher(np.arange(3.0), out)
+    np.testing.assert_array_equal(out, 2 * np.arange(3.0) + 6)

@@ -145,12 +145,17 @@ def probably_cached(source: str) -> bool:
     return (kernel_dir() / name / "manifest.json").exists()
 
 
-def compile_canonical(source: str, signature: tuple):
-    """`compile_function` for a module source that is already `canonical_kernel`'s."""
+class EntryBusy(Exception):
+    """`compile_canonical(..., wait=False)`: another process or thread holds the entry."""
+
+
+def compile_canonical(source: str, signature: tuple, wait: bool = True):
+    """`compile_function` for a module source that is already `canonical_kernel`'s; with
+    `wait=False`, raises EntryBusy instead of waiting for another holder of its lock."""
     function = KERNEL_FUNCTION
     name = module_name_for(source)
     entry = kernel_dir() / name
-    with _locked(entry / "lock"):
+    with _locked(entry / "lock", wait):
         rewritten = _write_source(entry / f"{name}.py", source)
         module = _import(entry / f"{name}.py")
         manifest = entry / "manifest.json"
@@ -176,11 +181,14 @@ def compile_canonical(source: str, signature: tuple):
 
 
 @contextlib.contextmanager
-def _locked(path: Path):
+def _locked(path: Path, wait: bool = True):
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "ab") as handle:          # "a": never truncates another holder's file
         if fcntl is not None:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                raise EntryBusy(str(path.parent)) from None
         yield                                 # closing the file releases the lock
 
 

@@ -11,10 +11,16 @@ a kernel already in the cache, the worker skips.  This process never waits for t
 otherwise: while the worker starts (Python, Numba: 0.3-0.7 s) or if it is slow or fails,
 this process compiles more of the kernels itself, and the answer is the same either way.
 
-Only where it can pay: two or more cores and at least MIN_STATEMENTS generated statements
-(about 5 ms of Numba each) to compile, more than the worker's start-up.  The worker starts
-when a compile of a graph of MIN_NODES or more begins (`prepare`) and sets Numba up at
-once, so that both overlap this process's passes and codegen.
+Only where it can pay: an idle core (the 1-minute load average at least one below the
+core count) and at least MIN_STATEMENTS generated statements (about 5 ms of Numba each)
+to compile, more than the worker's start-up (Python, Numba, its set-up: about 1 s of CPU).
+The worker starts when a compile of a graph of MIN_NODES or more begins (`prepare`) and
+sets Numba up at once, so that both overlap this process's passes and codegen.
+
+Measured (benchmarks/bench_compile.py, W5, at load 7-8 on 2 cores): this process's CPU
+time 4.9 -> 3.4 s (the worker compiled the rest), but no gain in wall time: on a saturated
+machine the worker's start-up and compiles only compete for the same cores (W4, whose
+compile is shorter than the worker's start-up, lost 1.3 s).  Hence the idle-core gate.
 """
 from __future__ import annotations
 
@@ -24,8 +30,8 @@ import threading
 from . import flags
 from .codegen import cache
 
-MIN_STATEMENTS = 150
-MIN_NODES = 50                 # a graph this big is likely to reach MIN_STATEMENTS (W4: 76)
+MIN_STATEMENTS = 300           # about 1.5 s of Numba: more than the worker's start-up
+MIN_NODES = 200                # a graph this big may reach MIN_STATEMENTS (W4: 76, W5: 389)
 
 
 def statements(source: str) -> int:
@@ -34,11 +40,20 @@ def statements(source: str) -> int:
     return sum(1 for line in body.splitlines()[1:] if line.strip())
 
 
+def _may_pay() -> bool:
+    """Parallel compiles are on and a core is idle."""
+    cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:                   # no load average: assume the machine is busy
+        busy = float(cores)
+    return flags.current().xla_parallel_compile and cores >= 2 and busy <= cores - 1
+
+
 def prepare(graph) -> None:
     """Start the compile worker now (from a thread), if this compile may hand it kernels:
     its start-up then overlaps this process's passes and codegen."""
-    if not flags.current().xla_parallel_compile or (os.cpu_count() or 1) < 2 or \
-            len(graph.nodes) < MIN_NODES:
+    if len(graph.nodes) < MIN_NODES or not _may_pay():
         return
     from . import background
     threading.Thread(target=_start_worker, args=(background,), name="xlanb-worker-start",
@@ -56,7 +71,7 @@ def fan_out(kernels: list[tuple[str, tuple]]):
     """Ask the compile worker to compile `kernels` ((canonical source, signature), in the
     order this process will compile them) from the last: its background.Job, or None
     where that cannot pay."""
-    if not flags.current().xla_parallel_compile or (os.cpu_count() or 1) < 2:
+    if not _may_pay():
         return None
     todo = [(source, signature) for source, signature in kernels
             if not cache.probably_cached(source)]

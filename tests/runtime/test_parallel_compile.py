@@ -23,6 +23,7 @@ def fresh_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("XLANB_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(parallel_compile, "MIN_STATEMENTS", 0)
     monkeypatch.setattr(parallel_compile.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(parallel_compile.os, "getloadavg", lambda: (0.5, 0.5, 0.5))
     yield
     background.shutdown()
 
@@ -50,6 +51,8 @@ def test_nothing_is_handed_out_when_it_cannot_pay(monkeypatch):
         assert parallel_compile.fan_out(kernels) is None
     with flags.active(flags.Flags()):
         assert parallel_compile.fan_out(kernels[:1]) is None   # one kernel: nothing to share
+        monkeypatch.setattr(parallel_compile.os, "getloadavg", lambda: (1.5, 1.5, 1.5))
+        assert parallel_compile.fan_out(kernels) is None      # no idle core
         monkeypatch.setattr(parallel_compile.os, "cpu_count", lambda: 1)
         assert parallel_compile.fan_out(kernels) is None
     assert background.worker_pid() is None

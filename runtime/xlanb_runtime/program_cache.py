@@ -11,7 +11,9 @@ an `exec`:
 
 `key` (program_key) hashes the graph, target, options, the flags that reach the kernels,
 Numba's thread count and a stamp of the runtime's own source files: a changed compiler
-never replays an old driver.  A file may be empty (a marker: compiled before, no record)
+never replays an old driver.  (Not in it: the measured thread calibration, which only
+decides whether big kernels run serial or parallel; a record keeps its compile's choice.
+Code that patches the compiler at run time, as a test may, needs a cache of its own.)  A file may be empty (a marker: compiled before, no record)
 or a record: a header, the SHA-256 of the payload, the payload (a pickle).  A record that
 is truncated, corrupt, of another format or unreadable is ignored and the program compiles
 from its graph (its kernels still come from the kernel cache, checked there), then the

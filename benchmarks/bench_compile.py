@@ -26,6 +26,13 @@ Findings (2026-11-24, Numba 0.68, 1 thread, load 1.4; figures move with load):
   their names: -13%), no C-callable wrapper per kernel (2-3%), and serial kernels skip
   Numba passes they never need (codegen/kernel_pipeline.py, about 5%): W5 5.8-6.0 ->
   4.6-4.9 s CPU, W4 1.6 -> 1.2-1.4 s, at load 5.
+- Kernels compiled in the compile worker too (runtime/xlanb_runtime/parallel_compile.py;
+  compare with XLANB_FLAGS=--xla_parallel_compile=false): at load 7-8, W5's CPU time in
+  this process 4.9 -> 3.4 s, wall time unchanged (9.9-10.0 vs 8.2-11.2 s) and W4's wall
+  worse (2.8 -> 4.1 s: its compile is shorter than the worker's start-up).  On a saturated
+  machine a second process only competes for the same cores, so it runs only when a core
+  is idle (load average <= cores - 1) and for 300+ statements.  The printed CPU seconds
+  are this process's only.
 - Left: lighter LLVM optimization (Numba's opt level is one global setting of its code
   generator, not per function); fewer generated statements (only 5% of W5's are
   duplicates).  The targets (W4 0.5 s, W5 2 s) need about 2 ms per generated statement

@@ -148,7 +148,12 @@ def first_call(mode: str, name: str, quick: bool) -> dict:
     got, seconds = timed(lambda: step(*args))
     tier = step.last_compiled.tier
     assert step.wait_compiled(600), "background compile did not finish in 600 s"
-    switched = time.perf_counter() - start
+    # when calls could run compiled code: the switch-over, or a warm start's program load
+    # (the timeline: `report` would first compile what only the report shows)
+    timeline = step.last_compiled.executable.timeline
+    ready = max(p.start + p.seconds for p in timeline.phases
+                if p.name in ("switch-over", "program cache"))
+    switched = timeline.origin + ready - start
     assert_same_step(got, spec.numpy_step(*args), spec, "xlanb first call")
     assert_same_step(step(*args), spec.numpy_step(*args), spec, "xlanb compiled call")
     return {"first": seconds, "tier": tier, "switched": switched,
@@ -199,9 +204,10 @@ def main() -> None:
     print(first_result_table())
     print("target = 1.5 x the NumPy step (steady) + 50 ms; numpy first = its first call in "
           "a fresh process; compiled after = from the first call until calls run compiled "
-          "code (the background compile); warm = a new process with the kernels that run "
-          "left in the cache (its `import xlanb` took the ms shown; compiled after = from "
-          "the first call until its kernels loaded)\n")
+          "code (the background compile); warm = a new process with the kernels and program "
+          "record that run left in the cache (its `import xlanb` took the ms shown; "
+          "compiled after = from the first call until its compiled program was loaded, "
+          "before the first call's step ran)\n")
     if ARGS.first_result_only:
         return
     for line in check_gradients():

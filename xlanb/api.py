@@ -96,6 +96,11 @@ class Lowered:
     def as_text(self) -> str:
         return print_graph(self.traced.graph)
 
+    def compiled_before(self) -> bool:
+        """Whether this program's kernels are in the disk cache (a compile only loads)."""
+        return background.compiled_before(background.program_key(
+            self.traced.graph, self._jitted.target, self.options, flags.from_environment()))
+
     def compile(self) -> "Compiled":
         with named_internal_errors(self._jitted.fn, compiling=True):
             executable = xlanb_runtime.compile(self.traced.graph, self._jitted.target,
@@ -177,7 +182,7 @@ class Compiled:
     def switch_to(self, executable) -> None:
         """Run later calls on `executable` (the compiled tier), recording the switch."""
         with self._switch_lock:
-            report = executable.report
+            report = executable.timeline
             now = time.perf_counter()
             report.add("switch-over", "tier", now, 0.0, numpy_tier_calls=self._numpy_calls)
             if flags.current_tracing():
@@ -371,8 +376,10 @@ class JitFunction:
         return self.fn
 
     def _compile_new(self, lowered: Lowered) -> Compiled:
-        """Tiered (answer on the NumPy tier, compile in the background) or blocking."""
-        if self._is_tiered(lowered):
+        """Tiered (answer on the NumPy tier, compile in the background) or blocking.  A
+        program compiled before (in any process) loads here: its kernels and driver come
+        from the disk cache in a fraction of a step (program_cache.py)."""
+        if self._is_tiered(lowered) and not lowered.compiled_before():
             return lowered.compile_tiered()
         return lowered.compile()
 
@@ -381,8 +388,7 @@ class JitFunction:
         CUDA, checking NaNs per kernel or holding a collective (replicas must run the same
         program: they all compile it).  Dumping or tracing (`--xla_dump_to`,
         `--xla_trace_to`) compiles first too, unless `tiered=True`: the files then show
-        the compiled program when the call returns.  A program compiled before is tiered
-        too, without a worker: loading its kernels costs Numba's start-up."""
+        the compiled program when the call returns."""
         settings = flags.from_environment()
         if self.tiered is False or self.tiered is None and (
                 not settings.xla_tiered or settings.xla_dump_to or settings.xla_trace_to):

@@ -15,15 +15,14 @@ the same graph then only loads.  A failed background compile leaves the program 
 tier (with a `BackgroundCompileWarning`): the cache stays valid and arguments are untouched,
 since the worker never sees them.
 
-`compiled_before(key)`: a marker per program (a hash of its IR, options and flags) written
-after a compile, so a new process with a warm cache needs no worker: a thread loads the
-kernels from the disk cache while the NumPy tier answers.
+A program compiled before (`program_cache.compiled_before`) is not tiered: a new process
+with a warm cache loads its kernels and driver in the foreground, faster than a NumPy-tier
+call of most programs.
 """
 from __future__ import annotations
 
 import atexit
 import dataclasses
-import hashlib
 import os
 import pickle
 import struct
@@ -35,14 +34,11 @@ from pathlib import Path
 from typing import Callable
 
 from .ir import Graph, Node
+from .program_cache import compiled_before, program_key, remember
 from .ir.graph import LoopBody
 from .report import CompileReport
 
 _HEADER = struct.Struct("<Q")
-# flags that change what a compile writes beside the kernels, not the kernels themselves
-_OUTPUT_ONLY_FLAGS = ("xla_dump_to", "xla_dump_hlo_as_text", "xla_dump_hlo_as_dot",
-                      "xla_dump_hlo_pass_re", "xla_dump_kernels", "xla_trace_to",
-                      "xla_tiered")
 
 
 class BackgroundCompileWarning(UserWarning):
@@ -80,57 +76,6 @@ def rebuild_graph(flat: tuple) -> Graph:
     return Graph([nodes[i] for i in params], [nodes[i] for i in outputs], name)
 
 
-# -- which programs compiled before ------------------------------------------------------------
-def program_key(graph: Graph, target: str, options, settings) -> str:
-    """What decides a program's kernels: its IR, target, options, the flags that reach the
-    kernels and Numba's thread count."""
-    import numba
-    kept = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)
-            if f.name not in _OUTPUT_ONLY_FLAGS}
-    digest = hashlib.sha256()
-    for part in (target, repr(options), repr(sorted(kept.items())),
-                 str(numba.config.NUMBA_NUM_THREADS)):
-        digest.update(part.encode() + b"\0")
-    _hash_graph(graph, digest)
-    return digest.hexdigest()[:32]
-
-
-def _hash_graph(graph: Graph, digest) -> None:
-    """Each node's op, operands (by position), type and arg: a few microseconds a node,
-    where printing the graph costs ten times more (this runs on every first call).  An
-    arg whose repr differs between processes only makes the key miss: a tiered start."""
-    from .ir.graph import arg_key
-    index = {id(n): i for i, n in enumerate(graph.nodes)}
-    for node in graph.nodes:
-        key = arg_key(node.arg)
-        if isinstance(key, tuple) and key and key[0] == "array":
-            digest.update(key[3])
-            key = key[:3]
-        digest.update(repr((node.op.value, [index[id(i)] for i in node.inputs], node.shape,
-                            node.dtype.str, key)).encode())
-    digest.update(repr(([index[id(p)] for p in graph.params],
-                        [index[id(o)] for o in graph.outputs])).encode())
-
-
-def _marker(key: str) -> Path:
-    from .codegen.cache import kernel_dir
-    return kernel_dir() / "programs" / key
-
-
-def compiled_before(key: str) -> bool:
-    return _marker(key).exists()
-
-
-def remember(key: str) -> None:
-    """Mark a program compiled (its kernels are in the disk cache)."""
-    try:
-        path = _marker(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch()
-    except OSError:                # a read-only cache: the next process starts tiered
-        pass
-
-
 # -- the worker process ------------------------------------------------------------------------
 def send(stream, message) -> None:
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
@@ -156,25 +101,17 @@ class Job:
     `start()`, which the front end calls once the first call has its answer: the worker's
     start-up then does not compete with that call for the CPU."""
 
-    def __init__(self, request: dict | None, finish: Callable[[dict], None]):
+    def __init__(self, request: dict, finish: Callable[[dict], None]):
         self._request, self._finish, self._event = request, finish, threading.Event()
         self._started = threading.Lock()
         self.sent = threading.Event()          # the worker is running (or failed to start)
         self.ok, self.error = False, ""
-
-    @property
-    def local(self) -> bool:
-        """No worker: the kernels are in the disk cache and a thread here loads them."""
-        return self._request is None
+        self.reply: dict | None = None         # the worker's answer, once done
 
     def start(self) -> None:
         """Send the request from a thread (once; later calls do nothing): starting the
         worker process costs 5-20 ms that the call starting it need not wait for."""
         if not self._started.acquire(blocking=False):
-            return
-        if self.local:
-            threading.Thread(target=self.complete, args=({"ok": True},),
-                             name="xlanb-kernel-loader", daemon=True).start()
             return
         threading.Thread(target=self._send, name="xlanb-compile-request",
                          daemon=True).start()
@@ -199,6 +136,7 @@ class Job:
         return self._event.is_set()
 
     def complete(self, reply: dict) -> None:
+        self.reply = reply
         try:
             if not reply.get("ok"):
                 raise RuntimeError(reply.get("error") or "the compile worker failed")
@@ -325,14 +263,11 @@ def compile_in_background(graph: Graph, target: str, options, settings,
                           switch: Callable[[dict], None]) -> Job:
     """A job compiling `graph` in the worker (sent by `Job.start()`); when the worker is
     done, `switch(reply)` runs on the reader thread (it compiles in this process from the
-    now warm disk cache and swaps tiers).  A program compiled before needs no worker: a
-    thread runs `switch` at once (loading kernels still costs Numba's start-up in a new
-    process, 0.2-0.7 s here: longer than a NumPy-tier call of most programs)."""
+    now warm disk cache and swaps tiers).  A program compiled before is not tiered: the
+    front end loads it in the foreground (program_cache.py)."""
     from .codegen.cache import cache_dir
-    if compiled_before(program_key(graph, target, options, settings)):
-        return Job(None, switch)
     worker_flags = dataclasses.replace(settings, xla_dump_to="", xla_trace_to="",
-                                       xla_dump_kernels=False)
+                                       xla_dump_kernels=False, xla_parallel_compile=False)
     request = {"graph": flatten_graph(graph), "target": target, "options": options,
                "flags": worker_flags, "cache_dir": str(cache_dir())}
     return Job(request, switch)
@@ -341,7 +276,7 @@ def compile_in_background(graph: Graph, target: str, options, settings,
 def add_worker_phases(report: CompileReport, reply: dict) -> None:
     """The worker's compile on this report's timeline, as one `background compile` phase
     (perf_counter is the system's monotonic clock, shared by both processes)."""
-    if "started" not in reply:                 # a local job: no worker compiled
+    if "started" not in reply:
         return
     report.add("background compile", "compile", reply["started"], reply["seconds"],
                worker_pid=reply.get("pid"), kernels=reply.get("kernels", 0))

@@ -10,6 +10,7 @@ function (same source, sizes are arguments) costs only tracing and planning.
 from __future__ import annotations
 
 import builtins
+import collections
 import dataclasses
 import time
 import warnings
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from . import flags, trace_events
+from . import flags, parallel_compile, program_cache, trace_events
 from .buffers import assign_buffers
 from .dump import ModuleDumper, fusion_dot
 from .codegen import cache
@@ -61,16 +62,24 @@ def kernel_signature(gen) -> tuple:
     return tuple(types)
 
 
-def compile_kernel(gen) -> tuple[object, float]:
+def compile_kernel(gen, wait: bool = True) -> tuple[object, float]:
     """The Numba dispatcher for a generated kernel, compiled for its signature."""
-    signature = kernel_signature(gen)
-    key = cache.canonical_kernel(gen.source, gen.function) + repr(signature)
     start = time.perf_counter()
+    dispatcher = load_kernel(cache.canonical_kernel(gen.source, gen.function),
+                             kernel_signature(gen), wait)
+    return dispatcher, time.perf_counter() - start
+
+
+def load_kernel(source: str, signature: tuple, wait: bool = True):
+    """The dispatcher of a canonical kernel module (cache.canonical_kernel), compiled for
+    `signature`: memoized here, loaded from or compiled into the disk cache (`wait=False`:
+    cache.EntryBusy if another process holds its entry)."""
+    key = source + repr(signature)
     dispatcher = _dispatchers.get(key)
     if dispatcher is None:
-        dispatcher = cache.compile_function(gen.source, gen.function, signature)
+        dispatcher = cache.compile_canonical(source, signature, wait)
         _dispatchers[key] = dispatcher
-    return dispatcher, time.perf_counter() - start
+    return dispatcher
 
 
 def compile(graph: Graph, target: str = "cpu", options: CompileOptions | None = None,
@@ -93,6 +102,41 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
         from .cuda_executable import compile_cuda
         return compile_cuda(graph, options, report)
     settings = flags.current()
+    key = None
+    if not (settings.xla_dump_to or settings.xla_trace_to):   # those need the whole compile
+        key = program_cache.program_key(graph, target, options, settings)
+        cached = _from_record(key, graph, target, options, report)
+        if cached is not None:
+            return cached
+    return _compile_graph(graph, target, options, report, key)
+
+
+def _from_record(key: str, graph: Graph, target: str, options: CompileOptions,
+                 report: CompileReport):
+    """The program from its record in the disk cache (program_cache.py), or None."""
+    start = time.perf_counter()
+    record = program_cache.load(key)
+    if record is None:
+        return None
+    settings = flags.current()
+
+    def materialize() -> Executable:             # what only the report shows
+        with flags.active(settings):
+            return _compile_graph(graph, target, options, CompileReport(graph.name, target))
+
+    executable = program_cache.executable_from(record, graph, report, load_kernel,
+                                               materialize)
+    report.add("program cache", "compile", start, time.perf_counter() - start,
+               kernels=sum(1 for b in record["bindings"].values() if b[0] == "kernel"))
+    return executable
+
+
+def _compile_graph(graph: Graph, target: str, options: CompileOptions,
+                   report: CompileReport, key: str | None = None) -> Executable:
+    """The whole compile of `graph`; with a program `key`, its record is written too."""
+    settings = flags.current()
+    if key is not None:                          # not a report's on-demand compile
+        parallel_compile.prepare(graph)
     graph = _reroll(graph, options, report)
     if 0 < settings.xla_max_ops < len(graph.nodes):
         return _too_many_ops(graph, report, settings.xla_max_ops)
@@ -116,9 +160,12 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
                if gen.dot_acc and gen.dot_acc[0] == "scratch"}
     with report.phase("buffer-assignment", "pass"):
         buffers = assign_buffers(plan, scratch)
+    shared = parallel_compile.fan_out([
+        (cache.canonical_kernel(gen.source, gen.function), kernel_signature(gen))
+        for gen in generated.values() if gen.has_function]) is not None
     try:
         dispatchers, kernels = _compile_kernels(plan, generated, report,
-                                                settings.xla_max_compile_seconds)
+                                                settings.xla_max_compile_seconds, shared)
         for name, (runner, body) in loops.items():
             dispatchers[name] = runner
             kernels.extend(dataclasses.replace(k, name=f"{name}/{k.name}")
@@ -127,13 +174,18 @@ def _compile(graph: Graph, target: str, options: CompileOptions,
         return finish(_over_budget(graph, optimized, plan, report, str(exceeded)), dumper,
                       lambda d, s, e, g: dump_program(d, s, e), {})
     with report.phase("driver", "codegen"):
-        driver, driver_source, inline = build_driver(plan, buffers, generated, dispatchers,
-                                                     debug_nans=settings.xla_debug_nans,
-                                                     traced=bool(settings.xla_trace_to))
-    executable = Executable(graph, optimized, plan, kernels, driver, driver_source, buffers,
-                            report)
+        driver = build_driver(plan, buffers, generated, dispatchers,
+                              debug_nans=settings.xla_debug_nans,
+                              traced=bool(settings.xla_trace_to))
+    executable = Executable(graph, optimized, plan, kernels, driver.run, driver.source,
+                            buffers, report)
     executable.generated, executable.dispatchers = generated, dispatchers
-    executable.inline = inline
+    executable.inline = driver.inline
+    if key is not None:
+        program_cache.store(key, driver, {
+            id(dispatchers[name]): (cache.canonical_kernel(gen.source, gen.function),
+                                    kernel_signature(gen))
+            for name, gen in generated.items() if gen.has_function})
     return finish(executable, dumper, _dump, generated)
 
 
@@ -172,7 +224,8 @@ def _compile_loop_bodies(plan, target: str, options: CompileOptions,
             continue
         spec = kernel.root.arg
         body_report = CompileReport(spec.body.name, target, origin=report.origin)
-        body = _compile(spec.body, target, options, body_report)
+        # a body compiles whole: compiled_loop needs its plan and kernels, not a record
+        body = _compile_graph(spec.body, target, options, body_report)
         for phase in body_report.phases:
             report.phases.append(dataclasses.replace(phase,
                                                      name=f"{kernel.name}/{phase.name}"))
@@ -270,36 +323,53 @@ def optimize_and_plan(graph: Graph, options: CompileOptions, report: CompileRepo
     return dumper, optimized, plan
 
 
-def _compile_kernels(plan, generated, report, max_seconds: float = 0.0):
+def _compile_kernels(plan, generated, report, max_seconds: float = 0.0,
+                     shared: bool = False):
     """Numba-compile every generated kernel; past `max_seconds` of compiling (0: no limit)
     with kernels still to go, give up (`_CompileTimeExceeded`).  It also gives up early
     once the kernels compiled so far, a few seconds' worth, predict the rest will not fit:
-    waiting out the budget only to run with NumPy helps no one."""
-    dispatchers, kernels = {}, []
+    waiting out the budget only to run with NumPy helps no one.  `shared`: the compile
+    worker has these kernels too (parallel_compile.py); one whose cache entry it holds is
+    left for last, when it is most likely done."""
+    dispatchers, seconds = {}, {}
     start, total = time.perf_counter(), len(plan.kernels)
-    for done, kernel in enumerate(plan.kernels):
-        spent = time.perf_counter() - start
-        predicted = spent / done * total if done else 0.0
-        if 0 < max_seconds < spent or (0 < max_seconds < predicted
-                                       and spent > max_seconds / 10):
-            raise _CompileTimeExceeded(
-                f"compiling took {spent:.1f} s with {total - done} of {total} kernels still "
-                f"to go, over {max_seconds:g} s at this pace "
-                "(XLANB_FLAGS=--xla_max_compile_seconds=S)")
+    pending, deferred, done = collections.deque(plan.kernels), set(), 0
+    while pending:
+        kernel = pending.popleft()
+        _check_budget(start, done, total, max_seconds)
         gen = generated.get(kernel.name)
-        compile_seconds = 0.0
         if gen is not None and gen.has_function:
             phase_start = time.perf_counter()
-            dispatchers[kernel.name], compile_seconds = compile_kernel(gen)
-            report.add(f"numba {kernel.name}", "compile", phase_start, compile_seconds)
+            try:
+                dispatchers[kernel.name], seconds[kernel.name] = compile_kernel(
+                    gen, wait=not shared or kernel.name in deferred)
+            except cache.EntryBusy:
+                deferred.add(kernel.name)
+                pending.append(kernel)
+                continue
+            report.add(f"numba {kernel.name}", "compile", phase_start, seconds[kernel.name])
+        done += 1
+    kernels = []
+    for kernel in plan.kernels:
+        gen = generated.get(kernel.name)
         kernels.append(CompiledKernel(
             kernel.name, kernel.kind, [n.op.value for n in kernel.nodes],
             gen.source if gen else f"# library call: {_library_what(kernel.root)}",
-            kernel.predicted_seconds(), compile_seconds, list(kernel.decisions),
-            sum(cost_model.node_flops(n) for n in kernel.nodes),
+            kernel.predicted_seconds(), seconds.get(kernel.name, 0.0),
+            list(kernel.decisions), sum(cost_model.node_flops(n) for n in kernel.nodes),
             kernel.read_bytes() + kernel.write_bytes(),
             sorted({n.loc for n in kernel.nodes if n.loc})))
     return dispatchers, kernels
+
+
+def _check_budget(start: float, done: int, total: int, max_seconds: float) -> None:
+    spent = time.perf_counter() - start
+    predicted = spent / done * total if done else 0.0
+    if 0 < max_seconds < spent or (0 < max_seconds < predicted and spent > max_seconds / 10):
+        raise _CompileTimeExceeded(
+            f"compiling took {spent:.1f} s with {total - done} of {total} kernels still "
+            f"to go, over {max_seconds:g} s at this pace "
+            "(XLANB_FLAGS=--xla_max_compile_seconds=S)")
 
 
 def _library_what(node) -> str:

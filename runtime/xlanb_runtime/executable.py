@@ -497,12 +497,24 @@ class InlineDriver:
     env: dict                    # the driver's globals (kernels, constants, arenas)
 
 
+@dataclass
+class Driver:
+    """A built driver: the function, its source, the names it binds (`env`, before `run`
+    is defined in it) and its arena: block sizes in bytes and (block, shape, dtype) views."""
+    run: Callable
+    source: str
+    env: dict
+    block_bytes: list[int]
+    views: list[tuple[int, tuple, np.dtype]]
+    inline: InlineDriver | None = None       # its parts, for the call guard to inline
+
+
 def build_driver(plan: FusionPlan, buffers: BufferAssignment,
                  generated: dict[str, GeneratedKernel],
                  dispatchers: dict[str, Callable], debug_nans: bool = False,
-                 traced: bool = False) -> tuple[Callable, str, InlineDriver]:
-    """The driver function, its source and its parts for inlining; `traced` records every
-    kernel call as a trace event (--xla_trace_to)."""
+                 traced: bool = False) -> Driver:
+    """The driver of a plan, with its parts for inlining; `traced` records every kernel
+    call as a trace event (--xla_trace_to)."""
     builder = DriverBuilder(plan, buffers, generated, dispatchers, debug_nans)
     source, env = builder.build()
     env["_check_nans"] = nan_checker(plan)
@@ -512,25 +524,34 @@ def build_driver(plan: FusionPlan, buffers: BufferAssignment,
         env.update(_perf=time.perf_counter, _trace=trace_events.kernel_call)
         source = instrument(source, "_trace({name!r}, _t)")
         body = instrument(body, "_trace({name!r}, _t)") if body else body
+    bound = dict(env)
+    run = make_driver(plan.graph.name, source, env, list(buffers.block_bytes),
+                      list(builder.views))
+    inline = InlineDriver(tuple(builder.params), tuple(builder.prologue), body,
+                          tuple(builder.outs), env)
+    return Driver(run, source, bound, list(buffers.block_bytes), list(builder.views),
+                  inline)
+
+
+def make_driver(name: str, source: str, env: dict, block_bytes: list[int],
+                views: list[tuple[int, tuple, np.dtype]]) -> Callable:
+    """The driver function of `source`, run in `env` (which gets `_scratch`: this thread's
+    arena views, allocated on its first call)."""
     arenas = _Arenas()
-    sizes = list(buffers.block_bytes)
-    views = list(builder.views)
 
     def scratch():
         ready = arenas.blocks
         if ready is None:
-            blocks = [np.empty(n, np.uint8) for n in sizes]
+            blocks = [np.empty(n, np.uint8) for n in block_bytes]
             ready = arenas.blocks = tuple(
                 blocks[block].view(dtype)[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
                 for block, shape, dtype in views)
         return ready
 
     env["_scratch"] = scratch
-    code = compile(source, f"<xlanb driver {plan.graph.name}>", "exec")
+    code = compile(source, f"<xlanb driver {name}>", "exec")
     exec(code, env)
-    inline = InlineDriver(tuple(builder.params), tuple(builder.prologue), body,
-                          tuple(builder.outs), env)
-    return env["run"], source, inline
+    return env["run"]
 
 
 _KERNEL_LINE = re.compile(r"^(\s+)(?!#).*   # (\S+)$")
@@ -569,6 +590,12 @@ class Executable:
         # and a front end holding the user's function can run that with NumPy instead
         self.over_budget: str = ""
         self.inline: InlineDriver | None = None     # the driver's parts (build_driver)
+
+    @property
+    def timeline(self):
+        """The report, for adding phases: unlike `report`, never makes a cached program
+        compile what only the report shows (program_cache.CachedExecutable)."""
+        return self.report
 
     def run(self, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         return self.driver(*args)

@@ -34,6 +34,8 @@ class Flags:
                                                 # while kernels compile in the background
     xla_cpu_parallel_min_elements: int = 0      # split a kernel from this many iterations
                                                 # (0: the size measured to win here)
+    xla_parallel_compile: bool = True           # a blocking compile hands kernels to the
+                                                # compile worker too (parallel_compile.py)
 
 
 class FlagError(ValueError):

@@ -253,6 +253,23 @@ def test_a_corrupt_entry_is_recompiled_and_recorded_again(corruption_runs, case)
     assert (again[key]["hits"], again[key]["misses"]) == (1, 0)     # a valid entry again
 
 
+# -- a warm load skips Numba's compile set-up -------------------------------------------------
+
+def test_a_cached_kernel_loads_without_numbas_compile_setup(tmp_path):
+    """Numba refreshes its target context (importing every implementation registry, SciPy's
+    linalg among them: 0.2-0.5 s) before it looks in its cache; a checked entry loads
+    without that (codegen/cached_load.py), and the loaded kernel computes the same."""
+    program = kernels_program(["f64", "f32"]).replace(
+        "print(json.dumps(results))",
+        "results['setup'] = 'numba.np.arraymath' in sys.modules\n"
+        "print(json.dumps(results))")
+    cold = run_python(program, tmp_path)
+    assert cold["setup"] and cold["f64"] == {"correct": True, "hits": 0, "misses": 1}
+    warm = run_python(program, tmp_path)
+    for kind in ("f64", "f32"):
+        assert warm[kind] == {"correct": True, "hits": 1, "misses": 0}
+    assert not warm["setup"]
+
 # -- another version's entry is never read ----------------------------------------------------
 
 FAKE_VERSIONS = {
@@ -309,7 +326,8 @@ def test_two_processes_compiling_one_kernel_leave_one_valid_entry(tmp_path):
 
     (module,) = runs[0][key]["modules"]
     directory = entry_dir(tmp_path / "cache", module)
-    assert sorted(p.name for p in directory.parent.iterdir()) == [module]
+    assert sorted(p.name for p in directory.parent.iterdir()) == ["programs", module]
+    assert len(list((directory.parent / "programs").iterdir())) == 1   # one program record
     assert sorted(p.name for p in directory.iterdir()) == \
         ["__pycache__", "lock", "manifest.json", f"{module}.py"]
     names = sorted(p.name for p in (directory / "__pycache__").iterdir())

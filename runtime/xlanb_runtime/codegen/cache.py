@@ -45,6 +45,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from . import cached_load
+
 try:
     import fcntl
 except ImportError:          # not POSIX: no lock between processes (the checks still hold)
@@ -133,10 +135,27 @@ def compile_function(source: str, function: str, signature: tuple):
     """The Numba dispatcher `function` of the module holding `source`, compiled for
     `signature`: loaded from a checked cache entry, or compiled and recorded in one.
     The module holds `canonical_kernel(source, function)`."""
-    source, function = canonical_kernel(source, function), KERNEL_FUNCTION
+    return compile_canonical(canonical_kernel(source, function), signature)
+
+
+def probably_cached(source: str) -> bool:
+    """Whether the module of a canonical kernel source has an entry (for some signature):
+    a hint that costs one `stat`; `compile_canonical` decides."""
+    name = module_name_for(source)
+    return (kernel_dir() / name / "manifest.json").exists()
+
+
+class EntryBusy(Exception):
+    """`compile_canonical(..., wait=False)`: another process or thread holds the entry."""
+
+
+def compile_canonical(source: str, signature: tuple, wait: bool = True):
+    """`compile_function` for a module source that is already `canonical_kernel`'s; with
+    `wait=False`, raises EntryBusy instead of waiting for another holder of its lock."""
+    function = KERNEL_FUNCTION
     name = module_name_for(source)
     entry = kernel_dir() / name
-    with _locked(entry / "lock"):
+    with _locked(entry / "lock", wait):
         rewritten = _write_source(entry / f"{name}.py", source)
         module = _import(entry / f"{name}.py")
         manifest = entry / "manifest.json"
@@ -147,7 +166,8 @@ def compile_function(source: str, function: str, signature: tuple):
         dispatcher = getattr(module, function)
         compiled = sum(dispatcher.stats.cache_misses.values())
         try:
-            dispatcher.compile(signature)
+            if not (checked and cached_load.load(dispatcher, signature)):
+                dispatcher.compile(signature)
         except BaseException:
             _restore(checked, _numba_files(module, name))
             raise
@@ -155,17 +175,20 @@ def compile_function(source: str, function: str, signature: tuple):
             return dispatcher                 # loaded, or compiled before: nothing written
         written = _hashes(_read_files(_numba_files(module, name)))
         if written != _hashes(checked) or not manifest.exists():
-            _write_atomically(manifest, json.dumps(
+            write_atomically(manifest, json.dumps(
                 {"format": _MANIFEST_FORMAT, "files": written}, indent=1, sort_keys=True))
     return dispatcher
 
 
 @contextlib.contextmanager
-def _locked(path: Path):
+def _locked(path: Path, wait: bool = True):
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "ab") as handle:          # "a": never truncates another holder's file
         if fcntl is not None:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                raise EntryBusy(str(path.parent)) from None
         yield                                 # closing the file releases the lock
 
 
@@ -176,11 +199,11 @@ def _write_source(path: Path, source: str) -> bool:
             return False
     except OSError:
         pass
-    _write_atomically(path, source)
+    write_atomically(path, source)
     return True
 
 
-def _write_atomically(path: Path, text: str | bytes) -> None:
+def write_atomically(path: Path, text: str | bytes) -> None:
     """A temp file in the same directory, then `os.replace`: readers see the old file or
     the whole new one, never a part."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -274,4 +297,4 @@ def _restore(checked: dict[Path, bytes], now: list[Path]) -> None:
                 continue
         except OSError:
             pass
-        _write_atomically(path, data)
+        write_atomically(path, data)

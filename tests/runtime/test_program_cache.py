@@ -1,0 +1,133 @@
+"""Program records (runtime/xlanb_runtime/program_cache.py): a program compiled before loads
+its driver and kernels without passes, fusion or codegen, computes what NumPy computes, and
+a damaged or stale record is never trusted."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlanb
+from tolerance import assert_close
+from xlanb_runtime import program_cache
+from xlanb_runtime.codegen import cache
+from xlanb_runtime.executable import Driver
+
+
+@pytest.fixture(scope="module")
+def shared_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture
+def shared_cache(shared_dir, monkeypatch):
+    """One cache for the tests that damage a record: its kernels compile once."""
+    monkeypatch.setenv("XLANB_CACHE_DIR", str(shared_dir))
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XLANB_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def step(params, x, labels):
+    def loss(p):
+        logits = x @ p["w"] + p["b"]
+        logits = logits - logits.max(axis=1, keepdims=True)
+        logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+        return -logp[np.arange(x.shape[0]), labels].mean()
+    value, grads = xlanb.value_and_grad(loss)(params)
+    params["b"] += 0.5                        # an in-place update of an argument
+    return {k: params[k] - 0.1 * grads[k] for k in params}, value
+
+
+def numpy_step(params, x, labels):
+    params = {k: v.copy() for k, v in params.items()}
+    logits = x @ params["w"] + params["b"]
+    logits = logits - logits.max(axis=1, keepdims=True)
+    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    value = -np.log(p[np.arange(x.shape[0]), labels]).mean()
+    dlogits = p.copy()
+    dlogits[np.arange(x.shape[0]), labels] -= 1
+    dlogits /= x.shape[0]
+    grads = {"w": x.T @ dlogits, "b": dlogits.sum(axis=0)}
+    params["b"] += 0.5
+    return {k: params[k] - 0.1 * grads[k] for k in params}, value, params
+
+
+def args():
+    rng = np.random.default_rng(0)
+    return ({"w": rng.standard_normal((6, 3)).astype(np.float32),
+             "b": np.zeros(3, np.float32)},
+            rng.standard_normal((5, 6)).astype(np.float32), rng.integers(0, 3, 5))
+
+
+def run_and_check():
+    """A new jit of `step` (as in a new process), called once: checked against NumPy,
+    arguments included.  Returns its Compiled."""
+    f = xlanb.jit(step, tiered=False)
+    params, x, labels = args()
+    (new, value) = f(params, x, labels)
+    want_new, want_value, want_params = numpy_step(*args())
+    assert_close(value, want_value, n=30)
+    for k in new:
+        assert_close(new[k], want_new[k], n=30)
+        assert_close(params[k], want_params[k], n=1)
+    return f.last_compiled
+
+
+def phases(compiled) -> list[str]:
+    return [p.name for p in compiled._executable.timeline.phases]
+
+
+def records() -> list:
+    return sorted((cache.kernel_dir() / "programs").iterdir())
+
+
+def test_a_program_compiled_before_loads_from_its_record(fresh_cache):
+    cold = run_and_check()
+    assert "fusion" in phases(cold) and "program cache" not in phases(cold)
+    (record,) = records()
+    assert program_cache.load(record.name) is not None
+    warm = run_and_check()
+    assert phases(warm) == ["trace", "program cache"]      # no passes, fusion, codegen
+    # what only the report shows is compiled on demand, the same as the cold compile's
+    assert [k.name for k in warm.kernels] == [k.name for k in cold.kernels]
+    assert warm.as_text() == cold.as_text()
+    assert [k["name"] for k in warm.report.kernels] == [k["name"] for k in cold.report.kernels]
+    assert "fusion" in phases(warm)                        # joined the timeline when it ran
+
+
+DAMAGE = {
+    "truncated": lambda data: data[:len(data) // 2],
+    "flipped byte": lambda data: data[:-40] + bytes([data[-40] ^ 1]) + data[-39:],
+    "other format": lambda data: data.replace(b"xlanb-program 1", b"xlanb-program 9", 1),
+    "garbage": lambda data: b"\x80\x04garbage",
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_a_damaged_record_is_ignored_and_written_again(shared_cache, damage):
+    run_and_check()
+    (record,) = records()
+    good = record.read_bytes()
+    record.write_bytes(DAMAGE[damage](good))
+    assert program_cache.load(record.name) is None
+    again = run_and_check()
+    assert "fusion" in phases(again) and "program cache" not in phases(again)
+    assert record.read_bytes() == good                     # the same record, whole again
+
+
+def test_an_edited_runtime_makes_other_keys(fresh_cache, monkeypatch):
+    run_and_check()
+    monkeypatch.setattr(program_cache, "_stamp", ["edited"])
+    again = run_and_check()
+    assert "fusion" in phases(again)
+    assert len(records()) == 2
+
+
+def test_a_driver_binding_more_than_kernels_and_values_gets_a_marker_only(fresh_cache):
+    driver = Driver(lambda: None, "def run():\n    return (_lib3(),)\n",
+                    {"np": np, "_lib3": len}, [], [])
+    program_cache.store("k" * 32, driver, {})
+    assert program_cache.compiled_before("k" * 32)
+    assert program_cache.load("k" * 32) is None

@@ -113,3 +113,22 @@ def test_no_kernel_grows_past_the_op_limit():
     np.testing.assert_allclose(f(x), chain(x), rtol=1e-12)
     sizes = [len(k.ops) for k in f.last_compiled.kernels]
     assert len(sizes) >= 2 and max(sizes) <= MAX_KERNEL_OPS
+
+
+def test_complex_ops_count_more_toward_the_op_limit():
+    """A complex op generates several real statements: a chain of them is cut into
+    kernels of at most MAX_KERNEL_OPS / COMPLEX_OP_SIZE ops (60 steps of z**2 + c made
+    one kernel that Numba compiled for minutes)."""
+    from xlanb_runtime.passes.fusion import COMPLEX_OP_SIZE, MAX_KERNEL_OPS
+
+    def chain(z, c):
+        for i in range(40):
+            z = z * z * (0.5 + 1e-3 * i) + c      # steps differ: no loop op
+        return z
+    rng = np.random.default_rng(4)
+    z, c = (0.3 * (rng.random(8) + 1j * rng.random(8)) for _ in range(2))
+    f = xlanb.jit(chain)
+    np.testing.assert_allclose(f(z, c), chain(z, c), rtol=1e-9)
+    arithmetic = [sum(op in ("multiply", "add") for op in k.ops)
+                  for k in f.last_compiled.kernels]
+    assert len(arithmetic) >= 2 and max(arithmetic) <= MAX_KERNEL_OPS // COMPLEX_OP_SIZE

@@ -155,6 +155,21 @@ def squeezed(shape) -> tuple[int, ...]:
 # faster than its size (an unrolled 100-step recurrence fused into one 500-op kernel took
 # 12 s, 500 steps 380 s).  XLA bounds its fusions' size for the same reason.
 MAX_KERNEL_OPS = 200
+# A complex op generates several real statements (a product: 4 multiplies and 2 adds, `abs`
+# a hypot): 60 steps of `z = z**2 + c` on complex values made one kernel that Numba
+# compiled for over 100 s.
+COMPLEX_OP_SIZE = 4
+
+
+def op_size(node: Node) -> int:
+    """What a node counts toward MAX_KERNEL_OPS: complex arithmetic COMPLEX_OP_SIZE, any
+    other op (index arithmetic included) 1."""
+    return COMPLEX_OP_SIZE if node.dtype.kind == "c" and node.op in ELEMENTWISE else 1
+
+
+def kernel_size(kernel: "Kernel") -> int:
+    """Ops in `kernel`, a complex-valued one counting COMPLEX_OP_SIZE."""
+    return sum(op_size(n) for n in kernel.nodes)
 
 
 def is_loop_fusible(node: Node) -> bool:
@@ -412,7 +427,7 @@ class _Planner:
             return Decision.no(f"not fused: {what} feeds both the reduction and its epilogue")
         if id(node) in self.producer:       # another kernel already writes it: read that
             return Decision.no("")
-        if len(kernel.nodes) >= MAX_KERNEL_OPS:
+        if kernel_size(kernel) + op_size(node) > MAX_KERNEL_OPS:
             return Decision.no(f"not fused: {what} would make the kernel bigger than "
                                f"{MAX_KERNEL_OPS} ops (Numba's compile time grows faster "
                                "than a function's size)")

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ..ir import Node, Op
 from ..ir.ops import ELEMENTWISE
-from .fusion import Kernel, _unique, is_unit_reshape, squeezed
+from .fusion import MAX_KERNEL_OPS, Kernel, _unique, is_unit_reshape, kernel_size, squeezed
 
 ROW = "row"                            # index token of the swept (last) axis
 ROW_KIND = "row"
@@ -147,6 +147,8 @@ def _joins(group: Kernel, kernel: Kernel, space, upstream: dict[int, set[int]]) 
     ready before the group starts, and it reads the group's outputs only at its own
     row.  `upstream` maps each input to the kernels it is computed from."""
     rows = tuple(space[:-1])
+    if kernel_size(group) + kernel_size(kernel) > MAX_KERNEL_OPS:
+        return False            # one Numba function: its compile time grows faster than it
     written = {id(o) for o in group.outputs}
     read = {id(i) for i in group.inputs}
     if not any(id(i) in written or id(i) in read for i in kernel.inputs):

@@ -182,6 +182,21 @@ def test_a_loop_of_numba_kernels_runs_as_one_compiled_function():
     np.testing.assert_array_equal(x, before)
 
 
+def test_debug_nans_still_checks_every_trip():
+    """--xla_debug_nans checks each kernel's output on every trip, so such loops keep the
+    per-trip driver instead of one compiled function."""
+    from xlanb_runtime import flags
+    from xlanb_runtime.executable import NonFiniteError
+
+    def iterate(x, b, steps):
+        for _ in range(steps):
+            x = np.log(x * 0.5 + b)        # 5 -> 0.96 -> -0.54 -> log of a negative
+        return x
+    args = (np.full((4, 3), 5.0), np.full(3, 0.1), 4 * MIN_TRIPS)
+    with flags.overriding(xla_debug_nans=True), pytest.raises(NonFiniteError):
+        xlanb.jit(iterate, static_argnums=(2,), tiered=False)(*args)
+
+
 def test_a_loop_with_a_library_call_keeps_the_per_trip_driver():
     def power(A, v, steps):
         for _ in range(steps):

@@ -39,8 +39,9 @@ from ..ir.interpret import is_token
 def numba_compilable(body) -> bool:
     """Whether the body executable's driver can run inside Numba: only Numba kernels,
     views and loop results (no library call, matmul, nested loop or collective)."""
-    if getattr(body, "over_budget", ""):
-        return False
+    if getattr(body, "over_budget", "") or "_check_nans(" in body.driver_source or \
+            "_trace(" in body.driver_source:
+        return False            # --xla_debug_nans and --xla_trace_to act on every trip
     plan, generated = body.plan, body.generated
     for kernel in plan.kernels:
         if kernel.kind == "library":

@@ -15,15 +15,19 @@ driver is generated straight-line Python, kept in dumps:
         d = _device()                                      # this thread's device buffers
         _h2d(d[0], p0)                                     # argument 0 -> device
         _h2d(d[1], p1)
-        _k3[4, 256](d[0], d[1], d[2], 4, 1000)   # fusion.0
+        _k3(d[0], d[1], d[2], 4, 1000)                     # fusion.0
         h1 = _d2h(d[2], (1000,))                           # output -> host
         return (h1,)
+
+`_k3` is the kernel with its launch configuration (`fusion_0[4, 256]`), made once when
+the driver is built.
 """
 from __future__ import annotations
 
 import inspect
 import threading
 import time
+import warnings
 
 import numpy as np
 
@@ -248,10 +252,9 @@ class CudaDriverBuilder:
             else:
                 call_args.append(self.bind(arg.node.dtype.type(arg.node.arg[()]), "c"))
         for launch in gen.launches:
-            fn = self.bind(self.functions[kernel.name][launch.function], "k")
-            threads = launch.threads
-            self.lines.append(f"{fn}[{launch.blocks}, {threads}]({', '.join(call_args)})"
-                              f"   # {kernel.name}")
+            fn = self.bind(_configured(self.functions[kernel.name][launch.function], launch),
+                           "k")
+            self.lines.append(f"{fn}({', '.join(call_args)})   # {kernel.name}")
 
     def emit_host_kernel(self, kernel: Kernel) -> None:
         node = kernel.root
@@ -301,6 +304,16 @@ class CudaDriverBuilder:
         dedicated = sum(int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
                         for block, shape, dtype in self.slots if block is None)
         return self.buffers.pooled_bytes + dedicated + self.constant_bytes
+
+
+def _configured(function, launch: cuda_codegen.Launch):
+    """`function[blocks, threads]`, made once when the driver is built rather than on every
+    call.  Numba warns there about grids under 128 blocks; a split reduction's finishing
+    pass runs one block per output on purpose (it folds a few hundred partials)."""
+    with warnings.catch_warnings():
+        # the message begins with colour codes, hence the leading .*
+        warnings.filterwarnings("ignore", r".*Grid size \d+ will likely")
+        return function[launch.blocks, launch.threads]
 
 
 class CudaExecutable(Executable):

@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -128,6 +129,23 @@ def test_every_kernel_compiles_to_sm90_ptx(tmp_path):
         check = subprocess.run([ptxas, "-arch=sm_90", path, "-o", os.devnull],
                                capture_output=True, text=True, timeout=120)
         assert check.returncode == 0, f"ptxas rejected {path}:\n{check.stderr}"
+
+
+@requires_numba_cuda
+def test_launch_configuration_is_made_once_without_the_small_grid_warning():
+    """The driver calls `kernel[blocks, threads]` objects made when it was built (making
+    one per call cost as much as the launch), and a one-block finishing pass does not
+    warn the user about occupancy."""
+    from numba import cuda
+    from xlanb_runtime.cuda_executable import _configured
+
+    @cuda.jit
+    def kernel(a):
+        pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        launcher = _configured(kernel, cuda_codegen.Launch("kernel", 1, 32))
+    assert (launcher.griddim, launcher.blockdim) == ((1, 1, 1), (32, 1, 1))
 
 
 # -- generated source, in-process (no numba.cuda needed) -----------------------------------

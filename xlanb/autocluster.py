@@ -40,7 +40,8 @@ from xlanb_runtime.ir import Graph, Node, Op, interpret, print_graph
 from xlanb_runtime.ir.graph import topological_order, with_inputs
 
 from .api import _fast_signature
-from .errors import AliasingError, ArraySubclassError, InternalCompilerError, TracerLeakError
+from .errors import (AliasingError, ArraySubclassError, InternalCompilerError, TracerLeakError,
+                     UnsupportedDTypeError)
 from .internal_errors import named_internal_errors
 from .pytree import tree_map
 from .tracing.boundary import find_aliases, finish_call
@@ -379,6 +380,9 @@ class AutoClusterer:
             return self._numpy_call(args, kwargs)
         except ArraySubclassError as exc:  # np.matrix & co.: refused before tracing
             self.report.record_break("ndarray subclass argument", exc.location, exc.detail)
+            return self._numpy_call(args, kwargs)
+        except UnsupportedDTypeError as exc:   # strings, records, '>f8'...: likewise
+            self.report.record_break("unsupported dtype argument", exc.location, exc.detail)
             return self._numpy_call(args, kwargs)
 
     def _numpy_call(self, args, kwargs):

@@ -191,6 +191,20 @@ class AliasingError(CompileError, ValueError):
     """
 
 
+class UnsupportedDTypeError(DTypeError, TypeError):
+    """An argument whose dtype xlanb does not compile: strings, Python objects, structured
+    records, datetimes and timedeltas, long double, or a byte order other than the
+    machine's.  xlanb compiles bool, the integers, float16/32/64 and complex64/128.
+
+    Failing::
+
+        f(np.arange(4, dtype=">f8"))          # big-endian float64
+
+    Fix: convert at the call (``x.astype(np.float64)``: native byte order, or float64
+    for long double), or run such calls with NumPy: ``xlanb.jit(f, must_compile=False)``.
+    """
+
+
 class ArraySubclassError(CompileError, TypeError):
     """An argument is an ndarray subclass (np.matrix, a masked array, your own), whose
     operators and functions do something else than ndarray's: a trace of plain ndarrays

@@ -15,6 +15,7 @@ import pytest
 
 import xlanb
 from xlanb.errors import (AliasingError, ArraySubclassError, ConcretizationError,
+                          UnsupportedDTypeError,
                           InternalCompilerError,
                           ReadOnlyArrayError, ShapeMismatchError,
                           UnsupportedNumPyFunctionError)
@@ -424,6 +425,48 @@ def test_ndarray_subclass_arguments_are_refused_or_run_with_numpy():
         xlanb.jit(lambda a: a * 2)(masked)
     mapped = np.memmap(tempfile.mktemp(), dtype=np.float64, mode="w+", shape=(3,))
     np.testing.assert_array_equal(xlanb.jit(lambda a: a + 1)(mapped), np.ones(3))
+
+
+UNSUPPORTED_DTYPE_ARGUMENTS = {
+    "big-endian": (np.arange(4, dtype=">f8"), "byte-swapped"),
+    "long double": (np.arange(4, dtype=np.longdouble), "float128"),
+    "structured": (np.zeros(3, dtype=[("a", "f8"), ("b", "i4")]), "structured"),
+    "datetime": (np.array(["2020-01-01", "2021-06-30"], dtype="datetime64[D]"),
+                 "datetime64"),
+    "strings": (np.array(["ab", "c"]), "str"),
+    "long double scalar": (np.longdouble(2), "float128"),
+}
+
+
+@pytest.mark.parametrize("case", list(UNSUPPORTED_DTYPE_ARGUMENTS))
+def test_arguments_of_dtypes_xlanb_does_not_compile_are_a_named_error(case):
+    """A big-endian float64 reached Numba (NumbaNotImplementedError), a string or record
+    array the IR printer (KeyError): both surfaced as internal errors."""
+    x, words = UNSUPPORTED_DTYPE_ARGUMENTS[case]
+
+    def fn(a):
+        return np.copy(a)
+    with pytest.raises(UnsupportedDTypeError, match=words) as raised:
+        xlanb.jit(fn)(x)
+    assert "argument 0" in str(raised.value) and "must_compile=False" in str(raised.value)
+    got, expected = xlanb.jit(fn, must_compile=False)(x), fn(x)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda x: np.zeros(3, np.longdouble) + x, "`constant`.*float128"),
+    (lambda x: x.astype(np.longdouble).sum(), "`convert`.*float128"),
+    (lambda x: x.astype(">f8") * 2, "`convert`.*byte-swapped"),
+    (lambda x: np.array(["a", "b"]), "output 0.*str"),
+])
+def test_arrays_made_in_a_dtype_xlanb_does_not_compile_name_the_op(make, words):
+    x = np.arange(3.0)
+    with pytest.raises(UnsupportedDTypeError, match=words):
+        xlanb.jit(make)(x)
+    got, expected = xlanb.jit(make, must_compile=False)(x), make(x)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
 
 
 def test_writes_into_an_argument_that_overlaps_itself_are_a_named_error():

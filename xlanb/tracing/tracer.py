@@ -29,6 +29,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from xlanb_runtime.ir import Graph, Node, Op, builder, interpret, type_str
+from xlanb_runtime.ir.graph import DTYPE_NAMES
 
 from ..errors import (CompileError, ConcretizationError, TracerLeakError,
                       UnsupportedNumPyFunctionError)
@@ -99,6 +100,8 @@ class TraceContext:
         return self.new_param(value.shape, value.dtype, value)
 
     def wrap(self, node: Node) -> "Tracer":
+        if node.dtype is not None and not _compiles(node.dtype):
+            _refuse_dtype_made_by(node)
         tracer = Tracer(node, self)
         self._tracers.append(weakref.ref(tracer))
         return tracer
@@ -650,7 +653,15 @@ def _output_node(context: TraceContext, leaf: Any, index: int) -> Node:
                                   hint="return values computed inside this function")
         return leaf.node
     if isinstance(leaf, (np.ndarray, np.generic, bool, int, float, complex)):
-        return builder.constant(np.asarray(leaf))
+        leaf = np.asarray(leaf)
+        if not _compiles(leaf.dtype):
+            from ..errors import UnsupportedDTypeError
+            raise UnsupportedDTypeError(
+                f"output {index} is an array of {_dtype_words(leaf.dtype)}; "
+                f"{_COMPILED_DTYPES}", location=user_location(),
+                hint="return it from a wrapper outside the compiled function, or run the "
+                "function with NumPy: `xlanb.jit(f, must_compile=False)`")
+        return builder.constant(leaf)
     if isinstance(leaf, (bytes, str)):         # returned as they are (const_outputs)
         return builder.constant(np.zeros((), np.int8))
     raise CompileError(f"output {index} is a {type(leaf).__name__}, which is not an array; "
@@ -694,6 +705,51 @@ def _refuse_subclass(index: int, leaf) -> None:
             "function with NumPy: `xlanb.jit(f, must_compile=False)`")
 
 
+def _compiles(dtype: np.dtype) -> bool:
+    """Only dtypes the IR has, in the machine's byte order, reach the kernels: Numba has no
+    big-endian loads and the IR no strings, records, datetimes or long double."""
+    return dtype.name in DTYPE_NAMES and dtype.isnative
+
+
+_COMPILED_DTYPES = ("xlanb compiles bool, integers, float16/32/64 and complex64/128 in the "
+                    "machine's byte order")
+
+
+def _dtype_words(dtype: np.dtype) -> str:
+    what = ("a non-native (byte-swapped) " + dtype.name if dtype.name in DTYPE_NAMES
+            else dtype.name if dtype.fields is None else "a structured dtype")
+    return f"{what} ({dtype.str})"
+
+
+def _refuse_unsupported_dtype(index: int, leaf) -> None:
+    if not isinstance(leaf, (np.ndarray, np.generic)) or _compiles(leaf.dtype):
+        return
+    from ..errors import UnsupportedDTypeError
+    raise UnsupportedDTypeError(
+        f"its dtype is {_dtype_words(leaf.dtype)}; {_COMPILED_DTYPES}",
+        op_name=f"argument {index}",
+        hint=f"{_conversion(leaf.dtype)}, or run the function with NumPy: "
+        "`xlanb.jit(f, must_compile=False)`")
+
+
+def _refuse_dtype_made_by(node: Node) -> None:
+    from ..errors import UnsupportedDTypeError
+    raise UnsupportedDTypeError(
+        f"it makes an array of {_dtype_words(node.dtype)}; {_COMPILED_DTYPES}",
+        op_name=node.op.value, location=node.loc or user_location(),
+        hint="compute in a supported dtype (float64 for long double, int64 for datetimes), "
+        "or run the function with NumPy: `xlanb.jit(f, must_compile=False)`")
+
+
+def _conversion(dtype: np.dtype) -> str:
+    if dtype.name in DTYPE_NAMES:
+        return f"convert it at the call: x.astype(np.{dtype.name}) (native byte order)"
+    target = {"f": "np.float64", "c": "np.complex128", "M": "np.int64",
+              "m": "np.int64"}.get(dtype.kind)
+    return (f"convert it at the call: x.astype({target})" if target
+            else "pass its numeric fields as separate arrays")
+
+
 class _Arguments:
     """The traced stand-ins for a call's leaves, and what became of them after the call."""
 
@@ -711,6 +767,7 @@ class _Arguments:
         flat_roots: dict = {}
         for i, leaf in enumerate(leaves):
             _refuse_subclass(i, leaf)
+            _refuse_unsupported_dtype(i, leaf)
             if isinstance(leaf, _RANDOM_STATES):
                 stand_in = context.random_state_argument(leaf)
                 if stand_in is not None:           # draws on it are chained library calls

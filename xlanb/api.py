@@ -32,7 +32,8 @@ from xlanb_runtime.report import CompileReport
 from . import mono_call
 from .pytree import make_unflattener
 from .tracing import free_variables, trace
-from .tracing.boundary import call_params, distinct_outputs, find_aliases, finish_call
+from .tracing.boundary import (as_scalars, call_params, distinct_outputs, find_aliases,
+                               finish_call)
 from .tracing.lowering.stride_tricks import flag_facts
 from .internal_errors import named_internal_errors
 from .tracing.tracer import current_context, flatten_args, has_tracer, trace_learning_statics
@@ -145,6 +146,10 @@ class Compiled:
         self._pure = traced.is_pure and not traced.scalar_params
         self._single = self._pure and traced.out_tree.num_leaves == 1 and \
             traced.out_tree.kind == "leaf" and not traced.const_outputs
+        # how the single output returns: "" (as it is), "[()]" (np.float64 & co.) or
+        # ".item()" (a Python number), the suffix the call guards write too
+        self._single_suffix = {"numpy": "[()]", "python": ".item()"}.get(
+            traced.scalar_outputs.get(0), "")
         self._unflatten = make_unflattener(traced.out_tree)
 
     def _set_executable(self, executable) -> None:
@@ -237,11 +242,13 @@ class Compiled:
         if self._pure:
             arrays = [leaves[i] for i in self.traced.param_leaves]
             if self._single:
-                return self._driver(*arrays)[0]
+                out = self._driver(*arrays)[0]
+                return out[()] if self._single_suffix == "[()]" else \
+                    out.item() if self._single_suffix else out
             outs = distinct_outputs(list(self._driver(*arrays)), self.traced.out_tree.num_leaves)
             for index, value in self.traced.const_outputs.items():
                 outs[index] = value
-            return self._unflatten(outs)
+            return self._unflatten(as_scalars(self.traced.scalar_outputs, outs))
         params = call_params(self.traced, leaves)
         outs = finish_call(self.traced, params, leaves, list(self._driver(*params)))
         return self._unflatten(outs[:self.traced.out_tree.num_leaves])

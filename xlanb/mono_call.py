@@ -57,10 +57,11 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     checks += _alias_check(names)
     params = [names[i] for i in compiled.traced.param_leaves]
     if inline is None:
-        body = [f"    return C._driver({', '.join(params)})[0]"]
+        body = [f"    return C._driver({', '.join(params)})[0]{compiled._single_suffix}"]
     else:
         env = dict(inline.env, **env)
-        body = _inlined_driver(inline, [args[i] for i in compiled.traced.param_leaves])
+        body = _inlined_driver(inline, [args[i] for i in compiled.traced.param_leaves],
+                               compiled._single_suffix)
     lines = ["def guard(args):"] + [line.replace("MISSED", "return MISS") for line in checks]
     lines += body
     if general is not None:         # a call: guarded, counted, or the general path
@@ -114,11 +115,12 @@ def _alias_check(names: list[str]) -> list[str]:
     return lines + [f"    if len({{{owners}}}) != {n}:", "        MISSED"]
 
 
-def _inlined_driver(inline, params: list) -> list[str]:
+def _inlined_driver(inline, params: list, suffix: str) -> list[str]:
     """The driver's lines inside the guard: a parameter's C-contiguity test only where the
-    guarded strides are not C-contiguous (shape and strides decide the flag)."""
+    guarded strides are not C-contiguous (shape and strides decide the flag).  `suffix`
+    turns a 0-d output into the scalar NumPy returns (`[()]`, `.item()`)."""
     lines = [f"    {line}" for line, p in zip(inline.prologue, params)
              if not p.flags.c_contiguous]
     lines.append(inline.body.rstrip("\n"))
-    lines.append(f"    return {inline.outs[0]}")
+    lines.append(f"    return {inline.outs[0]}{suffix}")
     return [line for line in lines if line]

@@ -268,6 +268,16 @@ def finish_call(traced, params: Sequence, leaves: Sequence, outs: list) -> list:
             outs[index] = apply_steps(params[source.param], source.steps)
     for index, value in traced.const_outputs.items():
         outs[index] = value
+    as_scalars(traced.scalar_outputs, outs)
     for index in traced.bytes_outputs:             # `return x.tobytes()`: NumPy's bytes
         outs[index] = np.asarray(outs[index]).tobytes()
+    return outs
+
+
+def as_scalars(scalar_outputs: dict, outs: list) -> list:
+    """0-d outputs NumPy returns as scalars: np.float64 & co. (`x[()]`), or Python numbers
+    for `x.item()` (`Traced.scalar_outputs`)."""
+    for index, kind in scalar_outputs.items():
+        value = outs[index]
+        outs[index] = value.item() if kind == "python" else value[()]
     return outs

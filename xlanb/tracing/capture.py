@@ -348,7 +348,10 @@ def _scalar_constructor(scalar_type: type):
             from .lowering.promote import wrap
             value = wrap(_stack_nested(value))
         with suspended(), entry(f"np.{scalar_type.__name__}"):
-            return astype(value, dtype)
+            result = astype(value, dtype)
+        if result.ndim == 0 and result is not value:
+            result.numpy_scalar = True           # np.float32(x.sum()) is an np.float32
+        return result
     construct.__name__ = scalar_type.__name__
     return construct
 

@@ -236,7 +236,7 @@ class Tracer:
     """
 
     __slots__ = ("_node", "context", "root", "steps", "_seen", "_version", "_strides",
-                 "weak_type", "writeable", "__weakref__")
+                 "weak_type", "writeable", "numpy_scalar", "__weakref__")
     __hash__ = None                      # like ndarray: mutable, compared elementwise
 
     def __init__(self, node: Node, context: TraceContext):
@@ -249,6 +249,7 @@ class Tracer:
         self._strides = None             # None: C order; False: not whole elements
         self.weak_type = None
         self.writeable = True
+        self.numpy_scalar = False        # NumPy's result here is a scalar when 0-d
 
     # -- value and writes ------------------------------------------------------------------
     @property
@@ -635,6 +636,7 @@ class Traced:
     effects: int = 0          # trailing outputs that only keep effects live (random draws)
     flag_leaves: frozenset = frozenset()   # leaves whose flags it read: part of the key
     bytes_outputs: frozenset = frozenset()  # outputs returned as `.tobytes()` of the array
+    scalar_outputs: dict = dataclasses.field(default_factory=dict)   # index -> "numpy"/"python"
 
     @property
     def is_pure(self) -> bool:
@@ -886,12 +888,15 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
         out_leaves = [leaf.materialize("returning x[mask]")   # `return x[mask]`
                       if isinstance(leaf, MaskedSelection) else leaf for leaf in out_leaves]
         from .lowering.stride_tricks import TracedBytes
-        bytes_outputs = set()
+        bytes_outputs, scalar_outputs = set(), {}
         for i, leaf in enumerate(out_leaves):
             if isinstance(leaf, TracedBytes):               # `return x.tobytes()`
                 bytes_outputs.add(i)
                 outputs.append(leaf.output_node())
                 continue
+            kind = _scalar_kind(leaf)
+            if kind is not None:
+                scalar_outputs[i] = kind
             source = arguments.argument_output(leaf)
             if source is None:
                 source = _returned_output(out_leaves, arg_outputs, i)
@@ -918,7 +923,19 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
     return Traced(graph, in_tree, out_tree, tuple(arguments.param_leaves), static_args,
                   consts, tuple(writebacks), arg_outputs, frozenset(arguments.flat_params),
                   aliases.key if aliases else None, frozenset(context.scalar_leaves),
-                  effects, frozenset(context.flag_leaves), frozenset(bytes_outputs))
+                  effects, frozenset(context.flag_leaves), frozenset(bytes_outputs),
+                  scalar_outputs)
+
+
+def _scalar_kind(leaf) -> str | None:
+    """How NumPy returns a 0-d result: "python" for `x.item()` (and Python-scalar
+    arithmetic on it), "numpy" for a ufunc's, a reduction's or an integer index's
+    (np.float64, ...), None for a 0-d array."""
+    if not isinstance(leaf, Tracer) or leaf.shape != ():
+        return None
+    if leaf.weak_type is not None:
+        return "python"
+    return "numpy" if leaf.numpy_scalar else None
 
 
 def is_traceable_leaf(leaf: Any) -> bool:

@@ -195,7 +195,9 @@ class IndexStep(ViewStep):
         return basic_update(parent, self.plan, child)
 
     def apply(self, array):
-        return array[self.key]
+        # a view, as the traced step is: `x[1, 2, ...]` is a 0-d view where `x[1, 2]` would
+        # be a scalar copy (a trailing Ellipsis changes nothing else)
+        return array[self.key if Ellipsis in self.key else self.key + (Ellipsis,)]
 
     def strides(self, shape, strides):
         if strides is None:

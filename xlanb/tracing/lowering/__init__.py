@@ -175,6 +175,32 @@ def _handles(types) -> bool:
     return all(issubclass(t, (Tracer, np.ndarray, np.generic)) for t in types)
 
 
+# Functions whose 0-d results NumPy returns as scalars (np.float64, np.int64, np.bool_),
+# as it does for ufuncs: reductions, statistics, products, and elementwise functions written
+# in Python over ufuncs.  Any other function's 0-d result stays a 0-d array (np.where,
+# np.copy, np.asarray, x.reshape(()) are arrays in NumPy too).
+SCALAR_RESULTS = frozenset(getattr(np, name) for name in (
+    "sum", "prod", "mean", "std", "var", "max", "min", "amax", "amin", "ptp", "argmax",
+    "argmin", "all", "any", "nansum", "nanprod", "nanmean", "nanstd", "nanvar", "nanmax",
+    "nanmin", "nanargmax", "nanargmin", "median", "nanmedian", "percentile",
+    "nanpercentile", "quantile", "nanquantile", "average", "count_nonzero", "dot", "vdot",
+    "inner", "trace", "einsum", "round", "around", "clip", "interp", "polyval",
+    "trapezoid", "sinc", "nan_to_num", "angle", "take", "searchsorted", "digitize",
+    "isclose", "fix") if hasattr(np, name)) | frozenset(
+    (np.linalg.norm, np.linalg.det, np.linalg.slogdet, np.linalg.cond,
+     np.linalg.matrix_rank))
+
+
+def mark_numpy_scalars(result, inputs) -> Any:
+    """Mark the 0-d traced results NumPy gives as scalars rather than 0-d arrays; the
+    call's outputs are returned the same way (`Traced.scalar_outputs`)."""
+    for value in (result if isinstance(result, tuple) else (result,)):
+        if isinstance(value, Tracer) and value.shape == () and \
+                not any(value is x for x in inputs):
+            value.numpy_scalar = True
+    return result
+
+
 def dispatch_function(func, types, args, kwargs):
     """NEP 18 entry: `np.func(..., tracer, ...)`."""
     if not _handles(types):
@@ -184,7 +210,10 @@ def dispatch_function(func, types, args, kwargs):
         rule = FUNCTIONS.get(func)
         if rule is None:
             return unsupported(func, args, kwargs, what)
-        return rule(*args, **kwargs)
+        result = rule(*args, **kwargs)
+        if func in SCALAR_RESULTS and kwargs.get("out") is None:
+            mark_numpy_scalars(result, args)
+        return result
 
 
 def dispatch_ufunc(ufunc, method, inputs, kwargs, what: str | None = None):
@@ -195,13 +224,21 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs, what: str | None = None):
     what = what or (public_name(ufunc) if method == "__call__"
                     else f"np.{ufunc.__name__}.{method}")
     with entry(what), translate_errors():
-        return lower_ufunc(ufunc, method, inputs, kwargs)
+        result = lower_ufunc(ufunc, method, inputs, kwargs)
+        if kwargs.get("out") is None:
+            mark_numpy_scalars(result, inputs)
+        return result
 
 
 def getitem(x: Tracer, key):
     from .indexing import lower_getitem
     with entry("x[...]"), translate_errors():
-        return lower_getitem(x, key)
+        result = lower_getitem(x, key)
+        if not any(k is Ellipsis for k in (key if isinstance(key, tuple) else (key,))):
+            mark_numpy_scalars(result, (x,))     # x[1, 2] is a scalar, x[1, ...] not
+        elif isinstance(result, Tracer) and result is not x:
+            result.numpy_scalar = False          # (lowering may index within itself)
+        return result
 
 
 def setitem(x: Tracer, key, value) -> None:

@@ -132,8 +132,11 @@ def _from_record(key: str, graph: Graph, target: str, options: CompileOptions,
 
 
 def _compile_graph(graph: Graph, target: str, options: CompileOptions,
-                   report: CompileReport, key: str | None = None) -> Executable:
-    """The whole compile of `graph`; with a program `key`, its record is written too."""
+                   report: CompileReport, key: str | None = None, donated: int = 0
+                   ) -> Executable:
+    """The whole compile of `graph`; with a program `key`, its record is written too.
+    `donated`: leading parameters its kernels may write in place (a loop body's carried
+    state: the loop runner owns those arrays)."""
     settings = flags.current()
     if key is not None:                          # not a report's on-demand compile
         parallel_compile.prepare(graph)
@@ -159,7 +162,7 @@ def _compile_graph(graph: Graph, target: str, options: CompileOptions,
     scratch = {name: gen.dot_acc[1:] for name, gen in generated.items()
                if gen.dot_acc and gen.dot_acc[0] == "scratch"}
     with report.phase("buffer-assignment", "pass"):
-        buffers = assign_buffers(plan, scratch)
+        buffers = assign_buffers(plan, scratch, donated)
     shared = parallel_compile.fan_out([
         (cache.canonical_kernel(gen.source, gen.function), kernel_signature(gen))
         for gen in generated.values() if gen.has_function]) is not None
@@ -225,7 +228,8 @@ def _compile_loop_bodies(plan, target: str, options: CompileOptions,
         spec = kernel.root.arg
         body_report = CompileReport(spec.body.name, target, origin=report.origin)
         # a body compiles whole: compiled_loop needs its plan and kernels, not a record
-        body = _compile_graph(spec.body, target, options, body_report)
+        body = _compile_graph(spec.body, target, options, body_report,
+                              donated=spec.carried)
         for phase in body_report.phases:
             report.phases.append(dataclasses.replace(phase,
                                                      name=f"{kernel.name}/{phase.name}"))

@@ -229,8 +229,8 @@ def fold_constants(node: Node) -> Node | None:
             return splat(evaluate_node(scalar, [np.asarray(v) for v in values]), node)
         except Exception:            # e.g. an integer to a negative power: fails at run time
             return None
-    if node.size > FOLD_LIMIT:
-        return None
+    if node.size > FOLD_LIMIT or node.op is Op.PAD and all(v is not None for v in values):
+        return None     # a pad of splats is a bounds test in a kernel (x[a:b] = v's mask)
     arrays = []
     for inp, value in zip(node.inputs, values):
         if inp.op is Op.CONSTANT:
@@ -359,6 +359,9 @@ SIMPLIFY = Rules([
     (pat(Op.SELECT, const(True), var("a"), var()), lambda a: a),   # select(true, a, b) -> a
     (pat(Op.SELECT, const(False), var(), var("b")), lambda b: b),  # select(false, a, b) -> b
     (pat(Op.SELECT, var(), var("a"), var("a")), lambda a: a),      # select(p, a, a) -> a
+    (pat(Op.SELECT, var("p"), var("a"),                        # select(p, a, select(p, _, b))
+         pat(Op.SELECT, var("p"), var(), var("b"))),           #   -> select(p, a, b): x[r] = v
+     lambda p, a, b: B.select(p, a, b)),                       #   twice (x[r] += v writes back)
     # conversions
     (pat(Op.CONVERT, var("x")), same_type),                    # convert(x: T) to T -> x
     (pat(Op.CONVERT, pat(Op.CONVERT, var("x"), name="mid")),   # convert(convert(x, M), T) ->

@@ -132,3 +132,24 @@ def test_complex_ops_count_more_toward_the_op_limit():
     arithmetic = [sum(op in ("multiply", "add") for op in k.ops)
                   for k in f.last_compiled.kernels]
     assert len(arithmetic) >= 2 and max(arithmetic) <= MAX_KERNEL_OPS // COMPLEX_OP_SIZE
+
+
+def test_loop_bodies_share_the_programs_compile_time_budget():
+    """Rolled loops compile their bodies as programs of their own, inside the program's
+    compile: past the budget the whole program goes op by op, not each body alone (70
+    bodies of npbench syrk took minutes, each within its own budget)."""
+    def rows(C, A):
+        for i in range(3):                   # a row width each: 3 separate loops
+            for k in range(A.shape[1]):
+                C[i, :i + 1] += 0.5 * A[i, k] * A[:i + 1, k]
+        return C
+
+    rng = np.random.default_rng(4)
+    C, A = rng.random((3, 3)), rng.random((3, 24))
+    expected = rows(C.copy(), A)
+    with flags.overriding(xla_max_compile_seconds=1e-9), \
+            pytest.warns(CompileBudgetWarning, match="loop bodies still to go"):
+        f = xlanb.jit(rows)
+        got = f(C, A)
+    np.testing.assert_allclose(got, expected, rtol=1e-13)
+    assert f.last_compiled.runs_eagerly

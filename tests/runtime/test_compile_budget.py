@@ -153,3 +153,28 @@ def test_loop_bodies_share_the_programs_compile_time_budget():
         got = f(C, A)
     np.testing.assert_allclose(got, expected, rtol=1e-13)
     assert f.last_compiled.runs_eagerly
+
+
+def test_values_read_at_several_places_count_once_per_place_toward_the_op_limit():
+    """A stage reading the last one at two places (x and x reversed) makes the generated
+    code compute the last stage twice, the one before four times...: the kernel size
+    counts those copies, so 10 such stages do not become one 2**10-fold kernel (npbench
+    stockham_fft's butterflies: 4,000-line kernels that Numba compiled for minutes)."""
+    from xlanb_runtime import compiler
+    from xlanb_runtime.codegen.cpu import generate
+    from xlanb_runtime.passes.fusion import MAX_KERNEL_OPS, kernel_size
+
+    def stages(x):
+        for _ in range(10):
+            x = 0.5 * x + 0.25 * x[::-1]
+        return x
+
+    x = np.random.default_rng(5).random(64)
+    graph = xlanb.jit(stages).lower(x).traced.graph
+    with flags.active(flags.from_environment()):
+        _, _, plan = compiler.optimize_and_plan(graph, compiler.CompileOptions(),
+                                                compiler.CompileReport(graph.name, "cpu"))
+    loops = [k for k in plan.kernels if k.kind == "loop"]
+    assert len(loops) >= 2 and all(kernel_size(k) <= MAX_KERNEL_OPS for k in loops)
+    assert max(generate(k).source.count("\n") for k in loops) < 400
+    np.testing.assert_allclose(xlanb.jit(stages)(x), stages(x), rtol=1e-13)

@@ -536,3 +536,20 @@ def test_random_programs_keep_their_values(seed):
     assert len(after) <= len(graph)
     args = [rng.normal(size=(3, 4)) for _ in graph.params]
     assert_same_numbers(graph, after, ROUNDED, args=args)
+
+
+def test_fingerprints_hash_large_constants_instead_of_printing_them():
+    """The pipeline fingerprints the graph around every pass: a 65,536-element constant
+    printed element by element cost seconds each time (npbench stockham_fft)."""
+    from xlanb_runtime.ir.printer import DIGEST_ELEMENTS
+
+    def program(values):
+        x = B.parameter(0, values.shape, values.dtype)
+        return Graph([x], [B.binary(Op.ADD, x, B.constant(values))])
+    values = np.arange(4 * DIGEST_ELEMENTS, dtype=np.float64)
+    changed = values.copy()
+    changed[-1] = -0.0
+    assert "array<" in print_graph(program(values), digest_arrays=True)
+    assert "array<" not in print_graph(program(values))          # the parseable text
+    assert program(values).fingerprint() == program(values.copy()).fingerprint()
+    assert program(values).fingerprint() != program(changed).fingerprint()

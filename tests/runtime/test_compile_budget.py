@@ -63,6 +63,10 @@ def test_within_budget_programs_compile():
 def test_budget_flags_parse():
     assert flags.parse("--xla_max_kernels=12").xla_max_kernels == 12
     assert flags.parse("--xla_max_ops=99").xla_max_ops == 99
+    # the budget the warnings point to: a float, which parsed as a string broke compiles
+    assert flags.parse("--xla_max_compile_seconds=90").xla_max_compile_seconds == 90.0
+    with pytest.raises(flags.FlagError, match="float"):
+        flags.parse("--xla_max_compile_seconds=soon")
 
 
 def test_compile_time_budget_switches_to_op_by_op():

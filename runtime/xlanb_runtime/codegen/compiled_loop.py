@@ -21,7 +21,8 @@ and wrapped in the trip loop:
 
 The kernels are called from compiled code (Numba calls their native entry points
 directly).  Each trip's buffers are fresh arrays, so a trip never writes what the state
-it reads lives in, except a region update that buffers.py proved safe in place.  The wrapper makes the inputs contiguous and writeable once, before the
+it reads lives in, except a region update that buffers.py proved safe in place.  The
+wrapper makes the inputs contiguous and writeable once, before the
 first trip: the function is compiled for C-contiguous writeable arrays, as the trips make
 the state (a read-only or strided first value would not unify with them).  A carried
 array the body updates in place (`x[i] = v` over a buffer nothing reads afterwards,

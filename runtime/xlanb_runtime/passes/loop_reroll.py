@@ -23,8 +23,9 @@ MAX_WRITE_SPREAD times the part written: each trip makes the array anew).  Not r
 anything else (`x[:i]` changes a shape): those stay unrolled, and the compile budget
 bounds them.  Loops of fewer than `MIN_TRIPS` iterations, or of fewer
 than `MIN_ROLLED_NODES` nodes in all, also stay unrolled: there fusing across iterations
-is worth more than the smaller program.  After a
-loop is rolled the search runs again, so a loop around rolled loops rolls too.
+is worth more than the smaller program.  One search rolls every loop it finds
+(stretches that do not overlap) and then runs again, so a loop around rolled loops rolls
+too: one search per level of nesting.
 """
 from __future__ import annotations
 

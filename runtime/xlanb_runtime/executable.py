@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .buffers import BufferAssignment
+from .buffers import BufferAssignment, storage_root
 from .codegen.cpu import GeneratedKernel
 from . import flags
 from .collectives import current_communicator
@@ -125,15 +125,27 @@ def loop_runner(body: "Executable", trips: int, carried: int) -> Callable:
     """Runs a loop node: the body's compiled program `trips` times, the carried values of
     one trip feeding the next; returns the body's outputs after the last trip."""
     run = body.driver
+    owned = donated_params(body)
 
     def loop(*inputs):
         state, invariant = inputs[:carried], inputs[carried:]
+        state = tuple(np.array(x, copy=True) if i in owned else x   # written in place
+                      for i, x in enumerate(state))
         outputs = state
         for _ in range(trips):
             outputs = run(*state, *invariant)
             state = outputs[:carried]
         return outputs
+    loop.donated = owned
     return loop
+
+
+def donated_params(body: "Executable") -> frozenset[int]:
+    """Indices of the body's parameters its kernels write in place (buffers.py): the loop
+    runner hands it copies of their first values, never the caller's arrays."""
+    storage = body.buffers.storage
+    return frozenset(i for i, p in enumerate(body.plan.graph.params)
+                     if storage.get(id(p)) and storage[id(p)].kind == "donated")
 
 
 def library_results_call(node: Node) -> Callable:
@@ -241,6 +253,9 @@ class DriverBuilder:
 
     def allocate(self, node: Node) -> None:
         storage = self.buffers.storage[id(node)]
+        if storage.kind == "update":            # written over its base's buffer
+            self.names[id(node)] = self.var(storage.base)
+            return
         name = self.new_buffer_name(node)
         if storage.kind == "pooled":
             view = self.scratch_view(storage.block, node.shape, node.dtype)
@@ -288,10 +303,7 @@ class DriverBuilder:
         outs = []
         for out in graph.outputs:
             value = self.var(out)
-            root = out
-            while self.buffers.storage.get(id(root)) and \
-                    self.buffers.storage[id(root)].kind == "view":
-                root = self.buffers.storage[id(root)].base
+            root = storage_root(out, self.buffers)
             if self.buffers.storage.get(id(root), None) is None or \
                     self.buffers.storage[id(root)].kind in ("param", "const", "pooled"):
                 value = f"{value}.copy()" if self.for_numba else \

@@ -55,12 +55,15 @@ def parse(text: str, base: Flags | None = None) -> Flags:
         try:
             if kind in ("int", int):
                 parsed = int(value)
+            elif kind in ("float", float):          # a str here broke every compile
+                parsed = float(value)
             elif kind in ("bool", bool):
                 parsed = value.lower() not in ("0", "false", "no") if value else True
             else:
                 parsed = value
         except ValueError:
-            raise FlagError(f"--{name} needs an integer, got {value!r}") from None
+            kind = kind if isinstance(kind, str) else kind.__name__
+            raise FlagError(f"--{name} needs a value of type {kind}, got {value!r}") from None
         flags = replace(flags, **{name: parsed})
     return flags
 

@@ -63,6 +63,10 @@ def test_within_budget_programs_compile():
 def test_budget_flags_parse():
     assert flags.parse("--xla_max_kernels=12").xla_max_kernels == 12
     assert flags.parse("--xla_max_ops=99").xla_max_ops == 99
+    # the budget the warnings point to: a float, which parsed as a string broke compiles
+    assert flags.parse("--xla_max_compile_seconds=90").xla_max_compile_seconds == 90.0
+    with pytest.raises(flags.FlagError, match="float"):
+        flags.parse("--xla_max_compile_seconds=soon")
 
 
 def test_compile_time_budget_switches_to_op_by_op():
@@ -132,3 +136,49 @@ def test_complex_ops_count_more_toward_the_op_limit():
     arithmetic = [sum(op in ("multiply", "add") for op in k.ops)
                   for k in f.last_compiled.kernels]
     assert len(arithmetic) >= 2 and max(arithmetic) <= MAX_KERNEL_OPS // COMPLEX_OP_SIZE
+
+
+def test_loop_bodies_share_the_programs_compile_time_budget():
+    """Rolled loops compile their bodies as programs of their own, inside the program's
+    compile: past the budget the whole program goes op by op, not each body alone (70
+    bodies of npbench syrk took minutes, each within its own budget)."""
+    def rows(C, A):
+        for i in range(3):                   # a row width each: 3 separate loops
+            for k in range(A.shape[1]):
+                C[i, :i + 1] += 0.5 * A[i, k] * A[:i + 1, k]
+        return C
+
+    rng = np.random.default_rng(4)
+    C, A = rng.random((3, 3)), rng.random((3, 24))
+    expected = rows(C.copy(), A)
+    with flags.overriding(xla_max_compile_seconds=1e-9), \
+            pytest.warns(CompileBudgetWarning, match="loop bodies still to go"):
+        f = xlanb.jit(rows)
+        got = f(C, A)
+    np.testing.assert_allclose(got, expected, rtol=1e-13)
+    assert f.last_compiled.runs_eagerly
+
+
+def test_values_read_at_several_places_count_once_per_place_toward_the_op_limit():
+    """A stage reading the last one at two places (x and x reversed) makes the generated
+    code compute the last stage twice, the one before four times...: the kernel size
+    counts those copies, so 10 such stages do not become one 2**10-fold kernel (npbench
+    stockham_fft's butterflies: 4,000-line kernels that Numba compiled for minutes)."""
+    from xlanb_runtime import compiler
+    from xlanb_runtime.codegen.cpu import generate
+    from xlanb_runtime.passes.fusion import MAX_KERNEL_OPS, kernel_size
+
+    def stages(x):
+        for _ in range(10):
+            x = 0.5 * x + 0.25 * x[::-1]
+        return x
+
+    x = np.random.default_rng(5).random(64)
+    graph = xlanb.jit(stages).lower(x).traced.graph
+    with flags.active(flags.from_environment()):
+        _, _, plan = compiler.optimize_and_plan(graph, compiler.CompileOptions(),
+                                                compiler.CompileReport(graph.name, "cpu"))
+    loops = [k for k in plan.kernels if k.kind == "loop"]
+    assert len(loops) >= 2 and all(kernel_size(k) <= MAX_KERNEL_OPS for k in loops)
+    assert max(generate(k).source.count("\n") for k in loops) < 400
+    np.testing.assert_allclose(xlanb.jit(stages)(x), stages(x), rtol=1e-13)

@@ -322,3 +322,23 @@ def test_dynamic_pad_places_its_operand_clamped():
         args = [np.array([7.0, 8.0]), np.array(start)]
         np.testing.assert_array_equal(interpret(graph, args)[0], expected)
         np.testing.assert_array_equal(compiled.run(args)[0], expected)
+
+
+def test_sibling_loops_roll_in_one_search_and_chain_their_state():
+    """Each search rolls every loop it finds (one rewrite per level of nesting, not per
+    loop); a loop whose first state is an earlier sibling's result is rebuilt on it."""
+    from xlanb_runtime.passes.loop_reroll import _roll_all
+
+    def rows(C, A):
+        for i in range(4):                   # the row's width changes: 4 separate loops
+            for k in range(A.shape[1]):
+                C[i, :i + 1] += 0.5 * A[i, k] * A[:i + 1, k]
+        return C
+
+    rng = np.random.default_rng(5)
+    args = (rng.random((4, 4)), rng.random((4, 3 * MIN_TRIPS)))
+    graph = xlanb.jit(rows).lower(*args).traced.graph
+    once = _roll_all(graph)
+    assert sum(n.op is Op.LOOP for n in once.nodes) == 4
+    expected, got, *_ = _run(rows, args)
+    assert_close(got, expected, n=3 * MIN_TRIPS, k=4)

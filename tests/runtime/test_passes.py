@@ -536,3 +536,42 @@ def test_random_programs_keep_their_values(seed):
     assert len(after) <= len(graph)
     args = [rng.normal(size=(3, 4)) for _ in graph.params]
     assert_same_numbers(graph, after, ROUNDED, args=args)
+
+
+def test_fingerprints_hash_large_constants_instead_of_printing_them():
+    """The pipeline fingerprints the graph around every pass: a 65,536-element constant
+    printed element by element cost seconds each time (npbench stockham_fft)."""
+    from xlanb_runtime.ir.printer import DIGEST_ELEMENTS
+
+    def program(values):
+        x = B.parameter(0, values.shape, values.dtype)
+        return Graph([x], [B.binary(Op.ADD, x, B.constant(values))])
+    values = np.arange(4 * DIGEST_ELEMENTS, dtype=np.float64)
+    changed = values.copy()
+    changed[-1] = -0.0
+    assert "array<" in print_graph(program(values), digest_arrays=True)
+    assert "array<" not in print_graph(program(values))          # the parseable text
+    assert program(values).fingerprint() == program(values.copy()).fingerprint()
+    assert program(values).fingerprint() != program(changed).fingerprint()
+
+
+def test_a_scalar_on_a_dot_operand_moves_after_the_dot():
+    """dot(x * s, y) -> dot(x, y) * s where the product is no bigger than x: the scale
+    joins the dot's epilogue instead of a pass over x (npbench gemm's alpha * A @ B);
+    a product bigger than x keeps it."""
+    def program(x_shape, y_shape, scaled_left):
+        x = B.parameter(0, x_shape, np.float64)
+        y = B.parameter(1, y_shape, np.float64)
+        scaled = B.binary(Op.MUL, x, B.broadcast(B.constant(np.float64(1.5)), x_shape, ()))
+        lhs, rhs = (scaled, y) if scaled_left else (y, scaled)
+        return Graph([x, y], [B.dot(lhs, rhs, lhs_contract=(1,), rhs_contract=(0,))])
+    rng = np.random.default_rng(8)
+    for x_shape, y_shape, left, moves in (((6, 8), (8, 5), True, True),
+                                          ((8, 5), (6, 8), False, True),
+                                          ((6, 2), (2, 9), True, False)):
+        graph = program(x_shape, y_shape, left)
+        after = PASSES["simplify"](graph)
+        dot = next(n for n in after.nodes if n.op is Op.DOT)
+        assert all(i.op is Op.PARAMETER for i in dot.inputs) == moves, print_graph(after)
+        args = [rng.random(x_shape), rng.random(y_shape)]
+        assert_close(interpret(after, args)[0], interpret(graph, args)[0], n=8, k=4)

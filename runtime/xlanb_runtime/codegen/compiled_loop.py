@@ -21,9 +21,12 @@ and wrapped in the trip loop:
 
 The kernels are called from compiled code (Numba calls their native entry points
 directly).  Each trip's buffers are fresh arrays, so a trip never writes what the state
-it reads lives in.  The wrapper makes the inputs contiguous and writeable once, before the
+it reads lives in, except a region update that buffers.py proved safe in place.  The
+wrapper makes the inputs contiguous and writeable once, before the
 first trip: the function is compiled for C-contiguous writeable arrays, as the trips make
-the state (a read-only or strided first value would not unify with them).
+the state (a read-only or strided first value would not unify with them).  A carried
+array the body updates in place (`x[i] = v` over a buffer nothing reads afterwards,
+buffers.py) is copied once there too, and then each trip writes only its region.
 """
 from __future__ import annotations
 
@@ -57,7 +60,7 @@ def numba_compilable(body) -> bool:
 def compiled_loop(body, trips: int, carried: int) -> Callable | None:
     """The loop as one Numba function (called like `loop_runner`'s), or None where the
     body cannot run inside Numba."""
-    from ..executable import DriverBuilder
+    from ..executable import DriverBuilder, donated_params
     if not numba_compilable(body):
         return None
     builder = DriverBuilder(body.plan, body.buffers, body.generated, body.dispatchers,
@@ -68,15 +71,18 @@ def compiled_loop(body, trips: int, carried: int) -> Callable | None:
                       for p in body.plan.graph.params)
     loop = numba.njit(signature, nogil=True)(env["loop"])     # compiles now, not at a call
 
+    owned = donated_params(body)
+
     def run(*inputs):
-        return loop(*(_fresh_layout(x) for x in inputs))
-    run.source = source
+        return loop(*(_fresh_layout(x, i in owned) for i, x in enumerate(inputs)))
+    run.source, run.donated = source, owned
     return run
 
 
-def _fresh_layout(x: np.ndarray) -> np.ndarray:
+def _fresh_layout(x: np.ndarray, written: bool) -> np.ndarray:
     """An input as the compiled signature takes it: C-contiguous and writeable, as the
-    state a trip makes is (a copy where it is not; nothing in the loop writes it)."""
-    if x.flags.c_contiguous and x.flags.writeable:
+    state a trip makes is (a copy where it is not, or where the body writes it in place:
+    a donated parameter, buffers.py)."""
+    if x.flags.c_contiguous and x.flags.writeable and not written:
         return x
     return np.array(x, order="C", copy=True)

@@ -404,7 +404,7 @@ class _Codegen:
                                self.matmul)
 
     def gen_loop(self) -> None:
-        update = region_update(self.k.root) if len(self.k.outputs) == 1 else None
+        update = kernel_region_update(self.k)
         if update is not None:
             self.gen_region_update(*update)
             return
@@ -422,11 +422,15 @@ class _Codegen:
     def gen_region_update(self, base: Node, value: Node, config) -> None:
         """`x[a:b] = v` (select(pad(mask), pad(v), x) with one region): copy x, then write
         v over the region.  Two plain loops that vectorize, where the select would test
-        every element and clamp every read."""
+        every element and clamp every read.  Given x's own buffer as out0 (an in-place
+        update, buffers.py) it skips the copy."""
         root = self.k.root
+        if not self.k.contains(base):          # its buffer may be out0's (buffers.py):
+            self.emit(f"if out0 is not {self.input_name(base)}:")    # then no copy
+            self.depth += 1
         idx = self.open_loops(self.size_names(root.shape), "i", self.parallel)
         self.emit(f"out0[{', '.join(idx) or '0'}] = {self.value(base, idx, {})}")
-        self.depth -= len(idx)
+        self.depth -= len(idx) + (not self.k.contains(base))
         region = self.open_loops(self.size_names(value.shape, "u"), "k", self.parallel)
         target = tuple(k if low == 0 else f"{k} + {low}" for k, (low, _, _) in
                        zip(region, config))
@@ -1289,6 +1293,15 @@ def region_update(node: Node):
     if not (_splat_value(inside) is True and _splat_value(outside) is False):
         return None
     return base, padded.inputs[0], padded.arg
+
+
+def kernel_region_update(kernel: Kernel):
+    """`region_update` of a one-output kernel's root whose mask and padded value the
+    kernel computes (a pad read from another kernel's buffer is not a region)."""
+    update = region_update(kernel.root) if len(kernel.outputs) == 1 else None
+    if update is None or not all(kernel.contains(p) for p in kernel.root.inputs[:2]):
+        return None
+    return update
 
 
 def _splat_value(node: Node):

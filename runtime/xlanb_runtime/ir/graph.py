@@ -122,9 +122,10 @@ class Graph:
         return users
 
     def fingerprint(self) -> str:
-        """A structural hash: equal for graphs that print the same."""
+        """A structural hash: equal for graphs that print the same (large constants
+        hashed by their bytes, not printed)."""
         from .printer import print_graph
-        return hashlib.sha256(print_graph(self).encode()).hexdigest()[:16]
+        return hashlib.sha256(print_graph(self, digest_arrays=True).encode()).hexdigest()[:16]
 
     def __len__(self) -> int:
         return len(self.nodes)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+import hashlib
+
 import numpy as np
 
 from .graph import Graph, Node, type_str
@@ -59,11 +61,27 @@ def node_names(graph: Graph) -> dict[int, str]:
     return {id(n): f"%{i}" for i, n in enumerate(graph.nodes)}
 
 
-def print_node(node: Node, names: dict[int, str]) -> str:
+# Constants larger than this print as a digest of their bytes in fingerprints: printing
+# every element cost seconds per pass for npbench stockham_fft's 65,536-element mgrid.
+DIGEST_ELEMENTS = 256
+
+
+def format_digest(value: np.ndarray) -> str:
+    """A large array as `array<dtype, shape, sha256 of its bytes>` (equal iff its values
+    are, but for a hash collision)."""
+    data = np.ascontiguousarray(value)
+    digest = hashlib.sha256(data.view(np.uint8).reshape(-1)).hexdigest()[:24]
+    return f"array<{data.dtype.str}, {data.shape}, {digest}>"
+
+
+def print_node(node: Node, names: dict[int, str], digest_arrays: bool = False) -> str:
     operands = ", ".join(names[id(i)] for i in node.inputs)
     text = f"{names[id(node)]} = {node.op.value}({operands})"
     if node.op is Op.LOOP:
         text += f", arg={format_value((node.arg.trips, node.arg.carried))}"
+    elif digest_arrays and isinstance(node.arg, np.ndarray) and \
+            node.arg.size > DIGEST_ELEMENTS:
+        text += f", arg={format_digest(node.arg)}"
     elif node.arg is not None:
         text += f", arg={format_value(node.arg)}"
     text += f" : {type_str(node.dtype, node.shape)}"
@@ -73,19 +91,21 @@ def print_node(node: Node, names: dict[int, str]) -> str:
 
 
 def print_graph(graph: Graph, annotate: Callable[[Node], str | None] | None = None,
-                show_locations: bool = True) -> str:
+                show_locations: bool = True, digest_arrays: bool = False) -> str:
+    """The graph as text; `digest_arrays`: large constants as digests (not parseable:
+    for fingerprints)."""
     names = node_names(graph)
     lines = [f"module {graph.name}"]
     for node in graph.nodes:
         note = annotate(node) if annotate else None
         if note:
             lines.append(f"  # {note}")
-        text = print_node(node, names)
+        text = print_node(node, names, digest_arrays)
         if not show_locations and node.loc:
             text = text[: text.rindex(' loc="')]
         lines.append("  " + text)
         if node.op is Op.LOOP:
-            body = print_graph(node.arg.body, annotate, show_locations)
+            body = print_graph(node.arg.body, annotate, show_locations, digest_arrays)
             lines.extend("  | " + line for line in body.splitlines())
     lines.append(f"  return ({', '.join(names[id(o)] for o in graph.outputs)})")
     return "\n".join(lines) + "\n"

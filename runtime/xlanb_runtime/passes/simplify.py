@@ -229,8 +229,8 @@ def fold_constants(node: Node) -> Node | None:
             return splat(evaluate_node(scalar, [np.asarray(v) for v in values]), node)
         except Exception:            # e.g. an integer to a negative power: fails at run time
             return None
-    if node.size > FOLD_LIMIT:
-        return None
+    if node.size > FOLD_LIMIT or node.op is Op.PAD and all(v is not None for v in values):
+        return None     # a pad of splats is a bounds test in a kernel (x[a:b] = v's mask)
     arrays = []
     for inp, value in zip(node.inputs, values):
         if inp.op is Op.CONSTANT:
@@ -330,6 +330,17 @@ def rsqrt(x: Node) -> Node | None:
     return B.unary(Op.RSQRT, x) if is_float(x) else None
 
 
+def scale_after_dot(node: Node, x: Node, s: Node, y: Node) -> Node | None:
+    """dot(x * s, y) -> dot(x, y) * s for a scalar s where the product is no bigger than
+    x: the scale joins the dot's epilogue instead of a pass over x (npbench gemm's
+    `alpha * A @ B`, as XLA's algebraic simplifier moves it)."""
+    if node.dtype.kind not in "fc" or node.size > x.size:
+        return None
+    inputs = [x, y] if node.inputs[0] is not y or node.inputs[1] is y else [y, x]
+    product = with_inputs(node, inputs)
+    return B.binary(Op.MUL, product, splat(splat_value(s), product))
+
+
 IDEMPOTENT = frozenset({Op.MAX, Op.MIN, Op.AND, Op.OR})
 
 # -- the table -----------------------------------------------------------------------------
@@ -359,6 +370,14 @@ SIMPLIFY = Rules([
     (pat(Op.SELECT, const(True), var("a"), var()), lambda a: a),   # select(true, a, b) -> a
     (pat(Op.SELECT, const(False), var(), var("b")), lambda b: b),  # select(false, a, b) -> b
     (pat(Op.SELECT, var(), var("a"), var("a")), lambda a: a),      # select(p, a, a) -> a
+    (pat(Op.SELECT, var("p"), var("a"),                        # select(p, a, select(p, _, b))
+         pat(Op.SELECT, var("p"), var(), var("b"))),           #   -> select(p, a, b): x[r] = v
+     lambda p, a, b: B.select(p, a, b)),                       #   twice (x[r] += v writes back)
+    # contractions
+    (pat(Op.DOT, pat(Op.MUL, var("x"), const(name="s")), var("y")),   # dot(x*s, y) ->
+     scale_after_dot),                                                 #   dot(x, y)*s
+    (pat(Op.DOT, var("y"), pat(Op.MUL, var("x"), const(name="s"))),   # dot(y, x*s) ->
+     scale_after_dot),                                                 #   dot(y, x)*s
     # conversions
     (pat(Op.CONVERT, var("x")), same_type),                    # convert(x: T) to T -> x
     (pat(Op.CONVERT, pat(Op.CONVERT, var("x"), name="mid")),   # convert(convert(x, M), T) ->

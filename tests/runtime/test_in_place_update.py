@@ -1,0 +1,94 @@
+"""In-place region updates (buffers.py): `x[a:b] = v` over a buffer nothing reads afterwards
+writes only the region, as XLA's in-place dynamic-update-slice does for a while loop's
+carried buffers; results and arguments stay NumPy's, including where v reads x."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+import xlanb
+
+from tolerance import assert_close
+
+
+def syrk(alpha, beta, C, A):
+    """npbench's syrk: each inner loop rolls, carrying C and writing one row per trip."""
+    for i in range(A.shape[0]):
+        C[i, :i + 1] *= beta
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += alpha * A[i, k] * A[:i + 1, k]
+
+
+def _check(fn, args, static=()):
+    expected_args, got_args = copy.deepcopy(args), copy.deepcopy(args)
+    expected = fn(*expected_args)
+    jitted = xlanb.jit(fn, static_argnums=static)
+    got = jitted(*got_args)
+    for e, g in zip(*(r if isinstance(r, tuple) else (r,) for r in (expected, got))):
+        assert_close(np.asarray(g), np.asarray(e), n=40, k=4)
+    for e, g in zip(expected_args, got_args):
+        if isinstance(e, np.ndarray):
+            assert_close(g, e, n=40, k=4)
+    return jitted.lower(*copy.deepcopy(args)).compile()
+
+
+def _donated(compiled) -> list:
+    """Per rolled loop, the carried parameters its body writes in place."""
+    dispatchers = compiled.executable.dispatchers
+    return [sorted(dispatchers[k.name].donated) for k in compiled.executable.plan.kernels
+            if k.name.startswith("loop.")]
+
+
+def test_a_loop_writing_one_row_of_its_carried_array_updates_it_in_place():
+    rng = np.random.default_rng(0)
+    args = [1.5, 1.2, rng.random((10, 10)), rng.random((10, 16))]
+    compiled = _check(syrk, args)
+    donated = _donated(compiled)
+    assert donated and all(d == [1] for d in donated)     # C: carried after the trip count
+
+
+def test_reads_of_other_elements_of_the_row_are_not_updated_in_place():
+    """v reads x shifted, or one element broadcast: written in place those reads would see
+    values already replaced, so the kernel copies."""
+    def shifted(x, w):
+        for k in range(16):
+            x[2, 1:] = x[2, :-1] * w[k] + x[2, 1:]
+            x[2, :] = x[2, :] * 0.5 + x[2, 0]
+        return x
+
+    rng = np.random.default_rng(1)
+    compiled = _check(shifted, [rng.random((6, 9)), rng.random(16)])
+    assert all(d == [] for d in _donated(compiled))
+
+
+def test_a_carried_first_value_that_the_caller_keeps_is_copied_not_written():
+    def rows(x, w):
+        y = np.array(x)                    # NumPy copies: x stays as it was
+        for k in range(16):
+            y[3, :] = y[3, :] * w[k] + 1.0
+        return y
+
+    rng = np.random.default_rng(2)
+    x = rng.random((5, 7))
+    before = x.copy()
+    compiled = _check(rows, [x, rng.random(16)])
+    assert any(d for d in _donated(compiled))
+    got = xlanb.jit(rows)(x, np.ones(16))
+    np.testing.assert_array_equal(x, before)
+    assert_close(got, rows(before.copy(), np.ones(16)), n=40, k=4)
+
+
+def test_an_intermediate_updated_once_is_written_in_place():
+    def update(x):
+        y = np.sin(x)
+        total = y.sum()                    # y is read twice: a buffer of its own
+        y[1, 2:5] = y[1, 2:5] + total      # so the sum runs first
+        return y
+
+    x = np.random.default_rng(3).random((40, 60))
+    compiled = _check(update, [x])
+    sources = "\n".join(k.source for k in compiled.kernels)
+    assert "if out0 is not in0:" in sources
+    storage = compiled.executable.buffers.storage
+    assert any(s.kind == "update" for s in storage.values())

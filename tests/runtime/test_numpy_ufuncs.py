@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import xlanb
+from tolerance import assert_close
 from xlanb_runtime.passes import numpy_ufuncs
 
 AVX512 = numpy_ufuncs.numpy_has_avx512_loops()
@@ -39,7 +40,10 @@ def test_a_lone_function_is_numpys_own(name):
         assert "AVX-512" in " ".join(compiled.kernels[0].decisions)
     got, want = compiled(x, y), fn(x, y)
     assert got.dtype == want.dtype
-    np.testing.assert_array_equal(got, want)          # NumPy's own loop: bit for bit
+    if AVX512:
+        np.testing.assert_array_equal(got, want)      # NumPy's own loop: bit for bit
+    else:                                             # our loop: within a few ulp
+        assert_close(got, want)
 
 
 def test_an_intermediate_is_written_into_its_buffer():

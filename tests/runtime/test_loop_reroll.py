@@ -370,3 +370,17 @@ def test_a_float_constant_that_is_no_whole_number_does_not_count():
     expected, got, _, _, compiled = _run(f, (x,))
     assert_close(got, expected, n=4 * MIN_TRIPS)
     assert " = loop(" not in compiled.as_text()
+
+
+def test_a_constant_that_differs_without_counting_still_lets_the_rest_roll():
+    """A first trip with its own constant (0.3, then 0.7): trips 2.. roll as before
+    constants could count, though the stretch of all trips cannot."""
+    def f(x):
+        for k in range(4 * MIN_TRIPS):
+            c = 0.3 if k == 0 else 0.7
+            x = (x * c + 0.5) * 0.75 + x * 0.125 - x * x * 0.0625 + 0.25
+        return x
+    x = np.linspace(0, 1, 5)
+    expected, got, _, _, compiled = _run(f, (x,))
+    assert_close(got, expected, n=4 * MIN_TRIPS)
+    assert compiled.as_text().count(" = loop(") == 1

@@ -21,8 +21,7 @@ counts with the trip (`N[mask] = n`, `rmax * i / npt`: whole numbers in a float)
 differences copies may have: the body counts its trips (a carried int64), places a
 `dynamic-slice` or `dynamic-pad` at first + trip * step (a pad only where the array is at
 most MAX_WRITE_SPREAD times the part written or the trip's work: each trip makes the array
-anew) and computes
-the constant as first + trip * step.  Not rerolled: loops whose iterations differ in
+anew) and computes the constant as first + trip * step.  Not rerolled: loops whose iterations differ in
 anything else (`x[:i]` changes a shape): those stay unrolled, and the compile budget
 bounds them.  Loops of fewer than `MIN_TRIPS` iterations, or of fewer
 than `MIN_ROLLED_NODES` nodes in all, also stay unrolled: there fusing across iterations
@@ -77,25 +76,30 @@ def _roll_one(graph: Graph) -> Graph | None:
                    key=lambda n: n.serial)
     if len(order) < 2 * MIN_TRIPS:
         return None
-    keys = _interned_keys(order)
-    for period in _candidate_periods(keys):
-        for stretch in _periodic_stretches(keys, period):
-            loop = _Loop.match(graph, order, stretch)
-            if loop is not None:
-                return loop.replace_in(graph)
+    counting = _interned_keys(order, counting=True)
+    exact = _interned_keys(order, counting=False)
+    # constants that count first; then, where some constant differs between copies without
+    # counting (`x * c[k]`), stretches that keep it the same, as before constants counted
+    for keys in (counting, exact) if max(exact) > max(counting) else (counting,):
+        for period in _candidate_periods(keys):
+            for stretch in _periodic_stretches(keys, period):
+                loop = _Loop.match(graph, order, stretch)
+                if loop is not None:
+                    return loop.replace_in(graph)
     return None
 
 
-def _interned_keys(order: list[Node]) -> list[int]:
+def _interned_keys(order: list[Node], counting: bool) -> list[int]:
     """What two copies of a node share: op, type, arg and source line (as small ints); a
-    slice's starts may differ (its steps may not), `_slice_moves` checks how."""
+    slice's starts may differ (its steps may not), `_moves` checks how; so may a real
+    scalar constant's value where `counting`."""
     ids: dict = {}
-    return [ids.setdefault((n.op, n.shape, n.dtype.str, _copy_arg(n), n.loc), len(ids))
-            for n in order]
+    return [ids.setdefault((n.op, n.shape, n.dtype.str, _copy_arg(n, counting), n.loc),
+                           len(ids)) for n in order]
 
 
-def _copy_arg(node: Node):
-    if _is_counting_constant(node):
+def _copy_arg(node: Node, counting: bool):
+    if counting and _is_counting_constant(node):
         return ("scalar", node.dtype.str)         # its value may step with the trip
     if node.op is Op.SLICE:
         return tuple(step for _, _, step in node.arg)
@@ -125,7 +129,7 @@ def _constant_step(order, stretch, offset, trips) -> tuple[int, int | float | No
     values = [order[stretch.start + c * stretch.period + offset].arg.item()
               for c in range(trips)]
     step, exact = values[1] - values[0], None
-    if step and dtype.kind == "f":         # whole numbers below 2**mantissa: every sum is exact
+    if step and dtype.kind == "f":     # whole numbers below 2**mantissa: every sum exact
         exact = 2 ** np.finfo(dtype).nmant
         if not all(float(v).is_integer() and abs(v) < exact for v in values[:2]):
             return 1, None

@@ -76,16 +76,23 @@ def _roll_one(graph: Graph) -> Graph | None:
                    key=lambda n: n.serial)
     if len(order) < 2 * MIN_TRIPS:
         return None
-    counting = _interned_keys(order, counting=True)
-    exact = _interned_keys(order, counting=False)
     # constants that count first; then, where some constant differs between copies without
     # counting (`x * c[k]`), stretches that keep it the same, as before constants counted
-    for keys in (counting, exact) if max(exact) > max(counting) else (counting,):
-        for period in _candidate_periods(keys):
-            for stretch in _periodic_stretches(keys, period):
-                loop = _Loop.match(graph, order, stretch)
-                if loop is not None:
-                    return loop.replace_in(graph)
+    counting = _interned_keys(order, counting=True)
+    loop = _first_loop(graph, order, counting)
+    if loop is None and any(_is_counting_constant(n) for n in order):
+        exact = _interned_keys(order, counting=False)
+        if max(exact) > max(counting):
+            loop = _first_loop(graph, order, exact)
+    return None if loop is None else loop.replace_in(graph)
+
+
+def _first_loop(graph: Graph, order: list[Node], keys: list[int]) -> "_Loop | None":
+    for period in _candidate_periods(keys):
+        for stretch in _periodic_stretches(keys, period):
+            loop = _Loop.match(graph, order, stretch)
+            if loop is not None:
+                return loop
     return None
 
 

@@ -144,7 +144,12 @@ def _compile_graph(graph: Graph, target: str, options: CompileOptions,
     if options.fusion:
         threads = kernel_threads(settings)
         plan = numpy_ufunc_kernels(plan, lambda k: should_parallelize(k, threads))
-    loops = _compile_loop_bodies(plan, target, options, report)
+    try:
+        loops = _compile_loop_bodies(plan, target, options, report,
+                                     settings.xla_max_compile_seconds)
+    except _CompileTimeExceeded as exceeded:
+        return finish(_over_budget(graph, optimized, plan, report, str(exceeded)), dumper,
+                      lambda d, s, e, g: dump_program(d, s, e), {})
     count = sum(1 for k in plan.kernels if k.kind != "library") + \
         sum(len(body.kernels) for _, body in loops.values())
     if 0 < settings.xla_max_kernels < count:
@@ -215,13 +220,17 @@ def _too_many_ops(graph: Graph, report: CompileReport, budget: int) -> Executabl
 
 
 def _compile_loop_bodies(plan, target: str, options: CompileOptions,
-                         report: CompileReport) -> dict:
+                         report: CompileReport, max_seconds: float = 0.0) -> dict:
     """Each loop kernel's body compiled as a program of its own: kernel name -> (runner,
-    body executable).  Its phases join this report's timeline under the loop's name."""
+    body executable).  Its phases join this report's timeline under the loop's name.
+    The bodies share one compile budget (`_check_budget`, counted in bodies): each body
+    keeps to its own, but a loop nest whose inner loops rolled one per outer trip (a
+    convolution's rows: 28 bodies) spent minutes compiling them one after another."""
     loops = {}
-    for kernel in plan.kernels:
-        if kernel.kind != "library" or kernel.root.op is not Op.LOOP:
-            continue
+    bodies = [k for k in plan.kernels if k.kind == "library" and k.root.op is Op.LOOP]
+    start = time.perf_counter()
+    for done, kernel in enumerate(bodies):
+        _check_budget(start, done, len(bodies), max_seconds, "loop bodies")
         spec = kernel.root.arg
         body_report = CompileReport(spec.body.name, target, origin=report.origin)
         # a body compiles whole: compiled_loop needs its plan and kernels, not a record
@@ -362,12 +371,13 @@ def _compile_kernels(plan, generated, report, max_seconds: float = 0.0,
     return dispatchers, kernels
 
 
-def _check_budget(start: float, done: int, total: int, max_seconds: float) -> None:
+def _check_budget(start: float, done: int, total: int, max_seconds: float,
+                  what: str = "kernels") -> None:
     spent = time.perf_counter() - start
     predicted = spent / done * total if done else 0.0
     if 0 < max_seconds < spent or (0 < max_seconds < predicted and spent > max_seconds / 10):
         raise _CompileTimeExceeded(
-            f"compiling took {spent:.1f} s with {total - done} of {total} kernels still "
+            f"compiling took {spent:.1f} s with {total - done} of {total} {what} still "
             f"to go, over {max_seconds:g} s at this pace "
             "(XLANB_FLAGS=--xla_max_compile_seconds=S)")
 

@@ -527,8 +527,18 @@ def _sized_by_calls(x):
     return out, z, w
 
 
+def _ndarray_constructor(x):
+    """npbench's vadv and nbody make their work arrays with the type's constructor."""
+    col = np.ndarray((3, x.shape[0]), dtype=x.dtype)     # uninitialised, as np.empty
+    energy = np.ndarray(len(x) + 1, dtype=np.float64)
+    col[:] = x * 2
+    energy[0] = x.sum()
+    energy[1:] = col[1] - x
+    return col, energy, isinstance(col, np.ndarray) == isinstance(x, np.ndarray)
+
+
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn", [_grid, _made_arrays, _sized_by_calls])
+@pytest.mark.parametrize("fn", [_grid, _made_arrays, _sized_by_calls, _ndarray_constructor])
 def test_arrays_made_inside_take_traced_writes(fn, mode):
     assert_same_call(fn, (np.random.default_rng(1).random(5),), mode)
 
@@ -634,7 +644,7 @@ def test_internal_failures_are_named(monkeypatch):
 
 def test_a_conversion_error_numpy_swallows_is_still_named():
     def energies(x, n):
-        out = np.ndarray(n)                  # a constructor: not traced, takes no tracer
+        out = np.ndarray(n, buffer=bytearray(8 * n))   # over a buffer: NumPy's own array
         for i in range(n):
             out[i] = (x ** i).sum()          # NumPy: float(tracer) fails -> its own ValueError
         return out

@@ -342,3 +342,65 @@ def test_sibling_loops_roll_in_one_search_and_chain_their_state():
     assert sum(n.op is Op.LOOP for n in once.nodes) == 4
     expected, got, *_ = _run(rows, args)
     assert_close(got, expected, n=3 * MIN_TRIPS, k=4)
+
+
+def test_scalar_constants_that_count_with_the_trip_roll():
+    """`N[I] = n` and `rmax * i / npt` (npbench mandelbrot1, azimint_naive): the trips
+    differ only in a scalar constant that counts with the trip; the body computes it as
+    first + trip * step, in the constant's dtype, bit for bit the traced value.  `res[i]`
+    makes `res` anew each trip, but beside the trip's work over all radii that is cheap:
+    it rolls though `res` is more than MAX_WRITE_SPREAD times the element written."""
+    def escape_time(z, c, steps):
+        n = np.zeros(z.shape, dtype=np.int64)
+        for k in range(steps):
+            inside = np.less(abs(z), 2.0)
+            n[inside] = k
+            z = np.where(inside, z * z + c, z)
+        return z, n
+
+    def rings(data, radius, npt):
+        rmax = radius.max()
+        res = np.zeros(npt)
+        for i in range(npt):
+            r1, r2 = rmax * i / npt, rmax * (i + 1) / npt
+            ring = np.logical_and(r1 <= radius, radius < r2)
+            res[i] = np.where(ring, data, 0.0).sum() / np.maximum(ring.sum(), 1)
+        return res
+    rng = np.random.default_rng(3)
+    z0 = rng.standard_normal((6, 7)) * 0.5 + 1j * rng.standard_normal((6, 7)) * 0.5
+    radius = rng.random(64 * MAX_WRITE_SPREAD)
+    for fn, args, static in ((escape_time, (z0, z0[::-1].copy(), 3 * MIN_TRIPS), (2,)),
+                             (rings, (rng.random(radius.size), radius,
+                                      2 * MAX_WRITE_SPREAD),
+                              (2,))):
+        expected, got, _, _, compiled = _run(fn, args, static)
+        for e, g in zip(expected if isinstance(expected, tuple) else (expected,),
+                        got if isinstance(got, tuple) else (got,)):
+            assert_close(g, e, n=radius.size)
+        assert compiled.as_text().count(" = loop(") == 1
+
+
+def test_a_float_constant_that_is_no_whole_number_does_not_count():
+    """0.1 * k is not first + trip * step bit for bit: such a loop stays unrolled."""
+    def f(x):
+        for k in range(4 * MIN_TRIPS):
+            x = (x * 0.5 + 0.1 * k) * 0.75 + x * 0.125 - x * x * 0.0625 + 0.25
+        return x
+    x = np.linspace(0, 1, 5)
+    expected, got, _, _, compiled = _run(f, (x,))
+    assert_close(got, expected, n=4 * MIN_TRIPS)
+    assert " = loop(" not in compiled.as_text()
+
+
+def test_a_constant_that_differs_without_counting_still_lets_the_rest_roll():
+    """A first trip with its own constant (0.3, then 0.7): trips 2.. roll as before
+    constants could count, though the stretch of all trips cannot."""
+    def f(x):
+        for k in range(4 * MIN_TRIPS):
+            c = 0.3 if k == 0 else 0.7
+            x = (x * c + 0.5) * 0.75 + x * 0.125 - x * x * 0.0625 + 0.25
+        return x
+    x = np.linspace(0, 1, 5)
+    expected, got, _, _, compiled = _run(f, (x,))
+    assert_close(got, expected, n=4 * MIN_TRIPS)
+    assert compiled.as_text().count(" = loop(") == 1

@@ -67,6 +67,7 @@ SCALAR_TYPES = ("bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "ui
                 "uint32", "uint64", "intc", "uintc", "intp", "uintp", "float32", "float64",
                 "complex64", "complex128", "single", "double", "csingle", "cdouble", "byte",
                 "ubyte", "short", "ushort", "long", "ulong", "longlong", "ulonglong")
+_NDARRAY = np.ndarray             # NumPy's array type (out of np's dict while traces run)
 _ABSENT = object()                 # a `_wrappers` entry whose name leaves the module's dict
 
 _CAPTURING: contextvars.ContextVar[bool] = contextvars.ContextVar("xlanb_capture",
@@ -163,6 +164,9 @@ def _build_wrappers() -> None:
         scalar_type = np.__dict__.get(name)
         if isinstance(scalar_type, type) and issubclass(scalar_type, np.generic):
             _wrappers[(np, name)] = (scalar_type, _ABSENT)
+    # np.ndarray the same way: a type for isinstance, `np.ndarray(shape, dtype)` called
+    # from user code makes an uninitialised array as np.empty does
+    _wrappers[(np, "ndarray")] = (np.ndarray, _ABSENT)
     for name in CREATION:
         original = getattr(np, name, None)
         if original is not None:
@@ -315,14 +319,16 @@ def _wrap_unseeded(original, what: str):
 
 
 def _numpy_getattr(name: str):
-    """`numpy.<name>` for the scalar types taken out of NumPy's dict while traces run: the
-    type itself, except where user code calls it at once (`np.float32(x)`)."""
+    """`numpy.<name>` for the scalar types and np.ndarray, taken out of NumPy's dict while
+    traces run: the type itself, except where user code calls it at once (`np.float32(x)`,
+    `np.ndarray((n, m))`)."""
     scalar_type = _originals.get((np, name)) or _wrappers.get((np, name), (None,))[0]
     if isinstance(scalar_type, type):
         frame = sys._getframe(1)
         if _CAPTURING.get() and not is_library_file(frame.f_code.co_filename) and \
                 is_callee_load(frame, name):
-            return _scalar_constructor(scalar_type)
+            return _ndarray_constructor if scalar_type is np.ndarray else \
+                _scalar_constructor(scalar_type)
         return scalar_type
     numpy_getattr = _wrappers[(np, "__getattr__")][0]
     if numpy_getattr is None:
@@ -354,6 +360,18 @@ def _scalar_constructor(scalar_type: type):
         return result
     construct.__name__ = scalar_type.__name__
     return construct
+
+
+def _ndarray_constructor(shape, dtype=float, buffer=None, offset=0, strides=None,
+                         order=None):
+    """`np.ndarray(shape, dtype)` in the traced function: an uninitialised array, as
+    `np.empty(shape, dtype, order)` (a traced root).  Over a buffer or with strides it is
+    a view of memory the trace does not own: NumPy's own constructor."""
+    if buffer is not None or strides is not None:
+        return _NDARRAY(shape, dtype, buffer, offset, strides, order or "C")
+    empty = _wrappers[(np, "empty")][0]
+    with suspended():
+        return _traced_creation(empty, (shape, dtype), {"order": order or "C"})
 
 
 _SKIPPED = frozenset({"PRECALL", "KW_NAMES", "CACHE", "EXTENDED_ARG", "NOP", "PUSH_NULL"})

@@ -17,7 +17,8 @@ give nan parts on the axes where NumPy gives a 0 part (overflow, infinite input)
 - exp, sin, cos and tanh exact on the axes.  Off the axes, where both parts of z are inf
   or nan, sin, cos and tanh may give a nan part where NumPy (C99 Annex G) gives an
   infinite one;
-- |z| of complex64 in float64, where float32 parts neither overflow nor underflow.
+- |z| of complex64 in float64, where float32 parts neither overflow nor underflow; of
+  complex128 by NumPy's own vector loop (larger * sqrt(1 + (smaller / larger)**2)).
 
 They return complex128 (float64 for cabs32); the templates cast to the node's dtype.
 `njit(inline="always")` like `vecmath` and `rng`: inlined into the kernel's loop.
@@ -30,7 +31,7 @@ import math
 import numba
 import numpy as np
 
-HELPERS = ("cabs32", "cdiv", "cpow", "cexp", "csin", "ccos", "ctanh")   # what kernels import
+HELPERS = ("cabs32", "cabs64", "cdiv", "cpow", "cexp", "csin", "ccos", "ctanh")   # what kernels import
 
 
 @numba.njit(inline="always", error_model="numpy", cache=True)
@@ -42,6 +43,22 @@ def cabs32(z):
     if math.isinf(re) or math.isinf(im):
         return math.inf
     return math.sqrt(re * re + im * im)
+
+
+@numba.njit(inline="always", error_model="numpy", cache=True)
+def cabs64(z):
+    """|z| of a complex128 as NumPy's SIMD loop computes it (loops_unary_complex: the
+    larger part times sqrt(1 + ratio**2), no overflow), inf if a part is inf, even nan.
+    Written with selects, not branches, so the kernel's loop vectorizes: Numba's abs(z)
+    is a hypot call per element, 12x slower than this (mandelbrot's |Z| < 2 each step)."""
+    re, im = abs(z.real), abs(z.imag)
+    larger = re if re > im else im
+    smaller = im if re > im else re
+    ratio = smaller / larger
+    result = larger * math.sqrt(1.0 + ratio * ratio)
+    result = 0.0 if larger == 0.0 else result
+    result = math.nan if (re != re or im != im) else result
+    return math.inf if (re == math.inf or im == math.inf) else result
 
 
 @numba.njit(inline="always", error_model="numpy", cache=True)

@@ -127,6 +127,8 @@ def complex_expression(op: Op, dtype: np.dtype, operands: list[str],
     dtype for real/imag/abs, bool for compares)."""
     if op is Op.ABS and operand_dtype == np.complex64:
         return f"np.float32(cabs32({operands[0]}))"          # vectorizes, unlike hypot
+    if op is Op.ABS and operand_dtype == np.complex128:
+        return f"np.float64(cabs64({operands[0]}))"
     if op in _CMATH:
         text = f"{_CMATH[op]}({operands[0]})"
     elif op in _COMPLEX:

@@ -16,10 +16,12 @@ invariants made parameters; the loop's results replace the last copy's values wh
 rest of the program reads them.
 
 A slice whose start, or a pad whose edges, move by the same step every trip (`a[i, i]`
-reads, `out[i] = v` writes: x[a:b] = v lowers to pads) is the one difference copies may
-have: the body counts its trips (a carried int64) and places a `dynamic-slice` or
-`dynamic-pad` at first + trip * step (a pad only where the array is at most
-MAX_WRITE_SPREAD times the part written: each trip makes the array anew).  Not rerolled: loops whose iterations differ in
+reads, `out[i] = v` writes: x[a:b] = v lowers to pads), and a real scalar constant that
+counts with the trip (`N[mask] = n`, `rmax * i / npt`: whole numbers in a float) are the
+differences copies may have: the body counts its trips (a carried int64), places a
+`dynamic-slice` or `dynamic-pad` at first + trip * step (a pad only where the array is at
+most MAX_WRITE_SPREAD times the part written or the trip's work: each trip makes the array
+anew) and computes the constant as first + trip * step.  Not rerolled: loops whose iterations differ in
 anything else (`x[:i]` changes a shape): those stay unrolled, and the compile budget
 bounds them.  Loops of fewer than `MIN_TRIPS` iterations, or of fewer
 than `MIN_ROLLED_NODES` nodes in all, also stay unrolled: there fusing across iterations
@@ -45,8 +47,12 @@ MIN_TRIPS = 8
 MIN_ROLLED_NODES = 128
 MAX_DEPTH = 3                   # trips a value may be carried (time levels of a scheme)
 # A rolled write `out[i] = v` makes the whole array anew each trip (the body is pure), where
-# NumPy writes v in place: worth it only while the array is a few times v's size.
+# NumPy writes v in place: worth it only while the array is a few times v's size, or a few
+# times the trip's own work (`res[i] = radius[ring].mean()` over 4e5 radii: the 1000-entry
+# `res` made anew costs nothing beside it).
 MAX_WRITE_SPREAD = 16
+# Ops that make or fill an array rather than work on one: not the trip's work.
+_FILLING = {Op.PAD, Op.DYNAMIC_PAD, Op.SELECT, Op.BROADCAST, Op.CONSTANT, Op.IOTA}
 _CANDIDATE_PERIODS = 8          # most frequent distances tried per search
 
 
@@ -75,8 +81,25 @@ def _roll_all(graph: Graph) -> Graph | None:
                    key=lambda n: n.serial)
     if len(order) < 2 * MIN_TRIPS:
         return None
-    keys = _interned_keys(order)
+    # constants that count first; then, where some constant differs between copies without
+    # counting (`x * c[k]`), stretches that keep it the same, as before constants counted
     context = _Context(graph, order)
+    counting = _interned_keys(order, counting=True)
+    loops = _find_loops(context, counting)
+    if not loops and any(_is_counting_constant(n) for n in order):
+        exact = _interned_keys(order, counting=False)
+        if max(exact) > max(counting):
+            loops = _find_loops(context, exact)
+    if not loops:
+        return None
+    replaced: dict[int, Node] = {}
+    for loop in loops:
+        replaced.update(loop.replacements(graph.name))
+    return _substitute(graph, replaced)
+
+
+def _find_loops(context: "_Context", keys: list[int]) -> list["_Loop"]:
+    """Every loop one search finds, stretches that do not overlap."""
     loops: list[_Loop] = []
     for period in _candidate_periods(keys):
         index = 0
@@ -94,12 +117,7 @@ def _roll_all(graph: Graph) -> Graph | None:
             loop = _Loop.match(context, stretch) if stretch.trips >= MIN_TRIPS else None
             if loop is not None:
                 loops.append(loop)
-    if not loops:
-        return None
-    replaced: dict[int, Node] = {}
-    for loop in loops:
-        replaced.update(loop.replacements(graph.name))
-    return _substitute(graph, replaced)
+    return loops
 
 
 class _Context:
@@ -131,15 +149,18 @@ def _before_loops(stretch: "_Stretch", loops: list["_Loop"]) -> "_Stretch":
     return _Stretch(stretch.start, stretch.period, trips)
 
 
-def _interned_keys(order: list[Node]) -> list[int]:
+def _interned_keys(order: list[Node], counting: bool) -> list[int]:
     """What two copies of a node share: op, type, arg and source line (as small ints); a
-    slice's starts may differ (its steps may not), `_slice_moves` checks how."""
+    slice's starts may differ (its steps may not), `_moves` checks how; so may a real
+    scalar constant's value where `counting`."""
     ids: dict = {}
-    return [ids.setdefault((n.op, n.shape, n.dtype.str, _copy_arg(n), n.loc), len(ids))
-            for n in order]
+    return [ids.setdefault((n.op, n.shape, n.dtype.str, _copy_arg(n, counting), n.loc),
+                           len(ids)) for n in order]
 
 
-def _copy_arg(node: Node):
+def _copy_arg(node: Node, counting: bool):
+    if counting and _is_counting_constant(node):
+        return ("scalar", node.dtype.str)         # its value may step with the trip
     if node.op is Op.SLICE:
         return tuple(step for _, _, step in node.arg)
     if node.op is Op.PAD:
@@ -155,13 +176,50 @@ def _places(node: Node) -> list[int]:
     return [start for start, _, _ in node.arg]
 
 
+def _is_counting_constant(node: Node) -> bool:
+    """A real scalar constant: it may count with the trip (`N[I] = n`, `rmax * i / npt`)."""
+    return node.op is Op.CONSTANT and node.shape == () and node.dtype.kind in "iuf"
+
+
+def _constant_step(order, stretch, offset, trips) -> tuple[int, int | float | None]:
+    """A scalar constant's step per trip (0: the same in every copy) and the copies over
+    which value = first + copy * step holds exactly; step None where it cannot count
+    (a float that is not a whole number: first + trip * step would round otherwise)."""
+    dtype = order[stretch.start + offset].dtype
+    values = [order[stretch.start + c * stretch.period + offset].arg.item()
+              for c in range(trips)]
+    step, exact = values[1] - values[0], None
+    if step and dtype.kind == "f":     # whole numbers below 2**mantissa: every sum exact
+        exact = 2 ** np.finfo(dtype).nmant
+        if not all(float(v).is_integer() and abs(v) < exact for v in values[:2]):
+            return 1, None
+    if dtype.kind == "u" and step < 0:
+        return 1, None              # a negative step has no unsigned constant
+    for copy in range(2, trips):
+        if values[copy] != values[0] + copy * step or (
+                exact is not None and abs(values[copy]) >= exact):
+            return copy, step
+    return trips, step
+
+
 def _moves(order, stretch, trips) -> tuple[dict[int, tuple], int]:
-    """Offsets of slices and pads whose places move with the trip: offset -> (places in
-    copy 0, steps per trip); and the copies (up to `trips`) over which every move is
-    steady.  Only unit-stride slices and interior-free pads can move."""
+    """Offsets of slices and pads whose places move with the trip, and of scalar
+    constants that count with it: offset -> (places or value in copy 0, steps per trip);
+    and the copies (up to `trips`) over which every move is steady.  Only unit-stride
+    slices and interior-free pads can move."""
     moves: dict[int, tuple] = {}
+    work = max((order[stretch.start + offset].size for offset in range(stretch.period)
+                if order[stretch.start + offset].op not in _FILLING), default=1)
     for offset in range(stretch.period):
         node = order[stretch.start + offset]
+        if _is_counting_constant(node):
+            steady, step = _constant_step(order, stretch, offset, trips)
+            if step is None:
+                return {}, 1
+            trips = min(trips, steady)
+            if step:
+                moves[offset] = ((node.arg.item(),), (step,))
+            continue
         if node.op not in (Op.SLICE, Op.PAD):
             continue
         first = _places(node)
@@ -176,7 +234,7 @@ def _moves(order, stretch, trips) -> tuple[dict[int, tuple], int]:
                              for _, _, third in node.arg):
             return {}, 1                      # a strided slice or spread pad: no loop
         if any(step) and node.op is Op.PAD and \
-                node.size > MAX_WRITE_SPREAD * max(node.inputs[0].size, 1):
+                node.size > MAX_WRITE_SPREAD * max(node.inputs[0].size, work, 1):
             return {}, 1                      # a small write into a big array: see above
         if any(step):
             moves[offset] = (tuple(first), step)
@@ -366,9 +424,15 @@ class _Loop:
         return Graph(list(params.values()), outputs, f"{name}.loop_body")
 
     def _moving(self, offset: int, template: Node, inputs: list[Node], trip: Node) -> Node:
-        """The slice or pad of copy `trip`: placed at first + trip * step."""
+        """The slice or pad of copy `trip`: placed at first + trip * step; the constant of
+        copy `trip`: first + trip * step, in its dtype."""
         first, step = self.moves[offset]
         with B.location(template.loc):
+            if template.op is Op.CONSTANT:
+                dtype = template.dtype
+                count = trip if dtype == trip.dtype else B.convert(trip, dtype)
+                return B.binary(Op.ADD, B.constant(first[0], dtype),
+                                B.binary(Op.MUL, count, B.constant(step[0], dtype)))
             places = [B.binary(Op.ADD, B.constant(np.int64(f)),
                                B.binary(Op.MUL, trip, B.constant(np.int64(d))))
                       if d else B.constant(np.int64(f)) for f, d in zip(first, step)]

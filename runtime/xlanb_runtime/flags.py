@@ -55,12 +55,14 @@ def parse(text: str, base: Flags | None = None) -> Flags:
         try:
             if kind in ("int", int):
                 parsed = int(value)
+            elif kind in ("float", float):
+                parsed = float(value)
             elif kind in ("bool", bool):
                 parsed = value.lower() not in ("0", "false", "no") if value else True
             else:
                 parsed = value
         except ValueError:
-            raise FlagError(f"--{name} needs an integer, got {value!r}") from None
+            raise FlagError(f"--{name} needs a number, got {value!r}") from None
         flags = replace(flags, **{name: parsed})
     return flags
 

@@ -63,6 +63,10 @@ def test_within_budget_programs_compile():
 def test_budget_flags_parse():
     assert flags.parse("--xla_max_kernels=12").xla_max_kernels == 12
     assert flags.parse("--xla_max_ops=99").xla_max_ops == 99
+    # a float flag is a number, not the string the budget check cannot compare
+    assert flags.parse("--xla_max_compile_seconds=1000").xla_max_compile_seconds == 1000.0
+    with pytest.raises(flags.FlagError, match="needs a number"):
+        flags.parse("--xla_max_compile_seconds=soon")
 
 
 def test_compile_time_budget_switches_to_op_by_op():

@@ -270,6 +270,53 @@ def test_a_cached_kernel_loads_without_numbas_compile_setup(tmp_path):
         assert warm[kind] == {"correct": True, "hits": 1, "misses": 0}
     assert not warm["setup"]
 
+ALLOCATING = textwrap.dedent("""\
+    import numba
+    import numpy as np
+
+
+    @numba.njit(cache=True)
+    def scratch_sum(x, out):
+        tmp = np.empty(x.shape[0], np.float64)
+        for i in range(x.shape[0]):
+            tmp[i] = x[i] * x[i]
+        out[0] = tmp.sum()
+""")
+
+ALLOCATING_RUN = textwrap.dedent(f'''
+    import json, sys
+    import numba
+    import numpy as np
+    from xlanb_runtime.codegen import cache
+
+    signature = (numba.float64[::1], numba.float64[::1])
+    dispatcher = cache.compile_function({ALLOCATING!r}, "scratch_sum", signature)
+    imported = "numba.np.arrayobj" in sys.modules
+    x = np.linspace(-1.0, 2.0, 9)
+    out = np.zeros(1)
+    dispatcher(x, out)
+    # a kernel compiled afterwards in this process allocates through the real module
+    fresh = numba.njit(lambda n: np.zeros(n).sum() + np.empty(0).size)
+    print(json.dumps({{"got": out[0], "imported": imported, "fresh": fresh(3),
+                      "hits": dispatcher.stats.cache_hits[signature]}}))
+''')
+
+
+def test_a_cached_kernel_that_allocates_loads_without_importing_numbas_array_module(tmp_path):
+    """A kernel calling np.empty carries Environments of numba.np.arrayobj; a warm load
+    rebuilds them without importing that module (the largest part of a warm W5 start:
+    codegen/cached_load.py) and the kernel computes the same, as does a kernel compiled
+    later in the process."""
+    x = np.linspace(-1.0, 2.0, 9)
+    cold = run_python(ALLOCATING_RUN, tmp_path)
+    warm = run_python(ALLOCATING_RUN, tmp_path)
+    assert cold["imported"] and cold["hits"] == 0
+    assert warm["hits"] == 1 and not warm["imported"]
+    for run in (cold, warm):
+        assert_close(np.array(run["got"]), np.array((x * x).sum()), n=9)
+        assert run["fresh"] == 0.0
+
+
 # -- another version's entry is never read ----------------------------------------------------
 
 FAKE_VERSIONS = {

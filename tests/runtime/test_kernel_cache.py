@@ -317,6 +317,52 @@ def test_a_cached_kernel_that_allocates_loads_without_importing_numbas_array_mod
         assert run["fresh"] == 0.0
 
 
+CODE_RUN = textwrap.dedent(f'''
+    import builtins, json
+    import numba
+    import numpy as np
+    from xlanb_runtime.codegen import cache
+
+    compiled = []
+    _compile = builtins.compile
+
+    def counting(source, filename, *args, **kwargs):
+        if "xlanb_kernel_" in str(filename):
+            compiled.append(str(filename))
+        return _compile(source, filename, *args, **kwargs)
+
+    builtins.compile = counting
+    signature = (numba.float64[::1], numba.float64[::1])
+    dispatcher = cache.compile_function({KERNEL!r}, "scale_add", signature)
+    x = np.arange(5.0)
+    out = np.empty_like(x)
+    dispatcher(x, out)
+    print(json.dumps({{"got": out.tolist(), "compiled": len(compiled),
+                      "hits": dispatcher.stats.cache_hits[signature]}}))
+''')
+
+
+def test_a_warm_kernel_module_imports_from_its_checked_bytecode(tmp_path):
+    """The kernel module's bytecode is kept beside its source (Python writes no .pyc under
+    PYTHONDONTWRITEBYTECODE): a warm start does not compile the source again, and a code
+    file that fails its checksum is compiled again and rewritten, never run."""
+    want = (2 * np.arange(5.0) + 1).tolist()
+    first = run_python(CODE_RUN, tmp_path / "a")
+    assert first == {"got": want, "compiled": 1, "hits": 0}
+    assert run_python(CODE_RUN, tmp_path / "a") == {"got": want, "compiled": 0, "hits": 1}
+    # a copied cache: the code names the copy's source, where Numba finds its own files
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    shutil.rmtree(tmp_path / "a")
+    assert run_python(CODE_RUN, tmp_path / "b") == {"got": want, "compiled": 0, "hits": 1}
+    (code,) = (tmp_path / "b" / "kernels").rglob("*.code")
+    blob = bytearray(code.read_bytes())
+    blob[-8] ^= 0x5A                          # same length, one byte of the code changed
+    code.write_bytes(bytes(blob))
+    assert run_python(CODE_RUN, tmp_path / "b") == {"got": want, "compiled": 1, "hits": 1}
+    assert code.read_bytes() != bytes(blob)   # rewritten
+    assert run_python(CODE_RUN, tmp_path / "b") == {"got": want, "compiled": 0, "hits": 1}
+
+
 # -- another version's entry is never read ----------------------------------------------------
 
 FAKE_VERSIONS = {
@@ -376,7 +422,7 @@ def test_two_processes_compiling_one_kernel_leave_one_valid_entry(tmp_path):
     assert sorted(p.name for p in directory.parent.iterdir()) == ["programs", module]
     assert len(list((directory.parent / "programs").iterdir())) == 1   # one program record
     assert sorted(p.name for p in directory.iterdir()) == \
-        ["__pycache__", "lock", "manifest.json", f"{module}.py"]
+        ["__pycache__", "lock", "manifest.json", f"{module}.code", f"{module}.py"]
     names = sorted(p.name for p in (directory / "__pycache__").iterdir())
     assert len(names) == 2 and names[0].endswith(".1.nbc") and names[1].endswith(".nbi")
 

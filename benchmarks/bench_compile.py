@@ -38,6 +38,20 @@ Findings (2026-11-24, Numba 0.68, 1 thread, load 1.4; figures move with load):
   duplicates).  The targets (W4 0.5 s, W5 2 s) need about 2 ms per generated statement
   instead of Numba's 5: emitting LLVM IR from the fused kernels directly, without
   Numba's bytecode analysis, typing and lowering, is the root cut left.
+- 2026-11-27 (load 5 on 2 cores: wall about 2x CPU, CPU about 3x a quiet machine's; phases
+  of the first run below).  W4 3.96 s CPU: lowering 23%, LLVM machine code 14%, typing
+  12%, LLVM module optimization 10%, LLVM function passes 10%, Numba's other passes 9%,
+  IR text -> module 7%, CPython wrappers 3%, dispatcher 2%, xlanb 5% (tracing 17 ms,
+  passes 20 ms, fusion 20 ms, codegen 34 ms, buffers 5 ms).  W5 14.9 s CPU: lowering 19%,
+  machine code 16%, module optimization 14%, other passes 12%, typing 12%, function passes
+  10%, IR text 6%, wrappers 4%, xlanb 5%.  One kernel dominates W5: reduce_fusion.2 (the
+  layer-norm backward's nine column sums, 30 input arrays, 21 loops) took 10.7 of 31 s
+  wall at 184 statements: LLVM's cost grows faster than the function.  Skipping Numba's
+  per-function LLVM passes (the module pipeline optimizes everything again) made W4
+  slower (3.2 -> 3.9 s CPU): the module passes then start from unoptimized IR.  Loops
+  that reload a value an earlier distributed loop stored in a row buffer, instead of
+  recomputing it, cut that kernel 229 -> 184 statements (W5 813 -> 768), about 4% of W5's
+  compile (within this machine's noise).
 """
 from __future__ import annotations
 

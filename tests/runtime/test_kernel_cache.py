@@ -270,6 +270,99 @@ def test_a_cached_kernel_loads_without_numbas_compile_setup(tmp_path):
         assert warm[kind] == {"correct": True, "hits": 1, "misses": 0}
     assert not warm["setup"]
 
+ALLOCATING = textwrap.dedent("""\
+    import numba
+    import numpy as np
+
+
+    @numba.njit(cache=True)
+    def scratch_sum(x, out):
+        tmp = np.empty(x.shape[0], np.float64)
+        for i in range(x.shape[0]):
+            tmp[i] = x[i] * x[i]
+        out[0] = tmp.sum()
+""")
+
+ALLOCATING_RUN = textwrap.dedent(f'''
+    import json, sys
+    import numba
+    import numpy as np
+    from xlanb_runtime.codegen import cache
+
+    signature = (numba.float64[::1], numba.float64[::1])
+    dispatcher = cache.compile_function({ALLOCATING!r}, "scratch_sum", signature)
+    imported = "numba.np.arrayobj" in sys.modules
+    x = np.linspace(-1.0, 2.0, 9)
+    out = np.zeros(1)
+    dispatcher(x, out)
+    # a kernel compiled afterwards in this process allocates through the real module
+    fresh = numba.njit(lambda n: np.zeros(n).sum() + np.empty(0).size)
+    print(json.dumps({{"got": out[0], "imported": imported, "fresh": fresh(3),
+                      "hits": dispatcher.stats.cache_hits[signature]}}))
+''')
+
+
+def test_a_cached_kernel_that_allocates_loads_without_importing_numbas_array_module(tmp_path):
+    """A kernel calling np.empty carries Environments of numba.np.arrayobj; a warm load
+    rebuilds them without importing that module (the largest part of a warm W5 start:
+    codegen/cached_load.py) and the kernel computes the same, as does a kernel compiled
+    later in the process."""
+    x = np.linspace(-1.0, 2.0, 9)
+    cold = run_python(ALLOCATING_RUN, tmp_path)
+    warm = run_python(ALLOCATING_RUN, tmp_path)
+    assert cold["imported"] and cold["hits"] == 0
+    assert warm["hits"] == 1 and not warm["imported"]
+    for run in (cold, warm):
+        assert_close(np.array(run["got"]), np.array((x * x).sum()), n=9)
+        assert run["fresh"] == 0.0
+
+
+CODE_RUN = textwrap.dedent(f'''
+    import builtins, json
+    import numba
+    import numpy as np
+    from xlanb_runtime.codegen import cache
+
+    compiled = []
+    _compile = builtins.compile
+
+    def counting(source, filename, *args, **kwargs):
+        if "xlanb_kernel_" in str(filename):
+            compiled.append(str(filename))
+        return _compile(source, filename, *args, **kwargs)
+
+    builtins.compile = counting
+    signature = (numba.float64[::1], numba.float64[::1])
+    dispatcher = cache.compile_function({KERNEL!r}, "scale_add", signature)
+    x = np.arange(5.0)
+    out = np.empty_like(x)
+    dispatcher(x, out)
+    print(json.dumps({{"got": out.tolist(), "compiled": len(compiled),
+                      "hits": dispatcher.stats.cache_hits[signature]}}))
+''')
+
+
+def test_a_warm_kernel_module_imports_from_its_checked_bytecode(tmp_path):
+    """The kernel module's bytecode is kept beside its source (Python writes no .pyc under
+    PYTHONDONTWRITEBYTECODE): a warm start does not compile the source again, and a code
+    file that fails its checksum is compiled again and rewritten, never run."""
+    want = (2 * np.arange(5.0) + 1).tolist()
+    first = run_python(CODE_RUN, tmp_path / "a")
+    assert first == {"got": want, "compiled": 1, "hits": 0}
+    assert run_python(CODE_RUN, tmp_path / "a") == {"got": want, "compiled": 0, "hits": 1}
+    # a copied cache: the code names the copy's source, where Numba finds its own files
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    shutil.rmtree(tmp_path / "a")
+    assert run_python(CODE_RUN, tmp_path / "b") == {"got": want, "compiled": 0, "hits": 1}
+    (code,) = (tmp_path / "b" / "kernels").rglob("*.code")
+    blob = bytearray(code.read_bytes())
+    blob[-8] ^= 0x5A                          # same length, one byte of the code changed
+    code.write_bytes(bytes(blob))
+    assert run_python(CODE_RUN, tmp_path / "b") == {"got": want, "compiled": 1, "hits": 1}
+    assert code.read_bytes() != bytes(blob)   # rewritten
+    assert run_python(CODE_RUN, tmp_path / "b") == {"got": want, "compiled": 0, "hits": 1}
+
+
 # -- another version's entry is never read ----------------------------------------------------
 
 FAKE_VERSIONS = {
@@ -329,7 +422,7 @@ def test_two_processes_compiling_one_kernel_leave_one_valid_entry(tmp_path):
     assert sorted(p.name for p in directory.parent.iterdir()) == ["programs", module]
     assert len(list((directory.parent / "programs").iterdir())) == 1   # one program record
     assert sorted(p.name for p in directory.iterdir()) == \
-        ["__pycache__", "lock", "manifest.json", f"{module}.py"]
+        ["__pycache__", "lock", "manifest.json", f"{module}.code", f"{module}.py"]
     names = sorted(p.name for p in (directory / "__pycache__").iterdir())
     assert len(names) == 2 and names[0].endswith(".1.nbc") and names[1].endswith(".nbi")
 

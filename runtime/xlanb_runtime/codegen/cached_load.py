@@ -10,14 +10,57 @@ refresh: Numba's runtime (NRT), which the object code links against, is initiali
 first, and anything the refresh would have provided is only needed by a compile, which
 still goes through `Dispatcher.compile` (a miss, or a call with other argument types).
 
-This leans on Numba internals (`_cache._load_overload`, `add_overload`): where they are
-missing, `load` answers False and the caller compiles as before.
+The same goes for the Environments pickled with the object code.  Numba rebuilds each
+one from the globals of the module its function came from and imports that module to do
+so: every kernel that allocates (`np.empty`, `np.zeros`) carries Environments of
+`numba.np.arrayobj`, whose import (with the unicode and hashing modules it pulls in) was
+the largest single part of a warm W5 start.  An Environment holds a function's globals for
+object mode and its constants for nopython code; our kernels are nopython, so one with no
+constants never reads the globals.  While a kernel loads, such an Environment of a
+module not yet imported is rebuilt over its module's name only (`_rebuild_env`); any
+other goes through Numba's own.
+
+This leans on Numba internals (`_cache._load_overload`, `add_overload`,
+`environment._rebuild_env`): where they are missing, `load` answers False and the caller
+compiles as before.
 """
 from __future__ import annotations
 
-from numba.core import sigutils
+import contextlib
+import sys
+
+from numba.core import environment, sigutils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.runtime import rtsys
+
+_numba_rebuild_env = getattr(environment, "_rebuild_env", None)
+
+
+def _rebuild_env(modname, consts, env_name):
+    """`environment._rebuild_env` for nopython kernels: an Environment with no constants
+    of a module not imported yet is rebuilt without importing it (its globals are read
+    only by object-mode code)."""
+    env = environment.lookup_environment(env_name)
+    if env is not None or consts or modname in sys.modules:
+        return env or _numba_rebuild_env(modname, consts, env_name)
+    env = environment.Environment({"__name__": modname})
+    env.env_name = env_name
+    environment.Environment._memo[env_name] = env
+    return env
+
+
+@contextlib.contextmanager
+def _lazy_environments():
+    """Unpickling under this (and Numba's compiler lock) rebuilds Environments with
+    `_rebuild_env`: pickle looks the function up by its module and name at load time."""
+    if _numba_rebuild_env is None:
+        yield
+        return
+    environment._rebuild_env = _rebuild_env
+    try:
+        yield
+    finally:
+        environment._rebuild_env = _numba_rebuild_env
 
 
 def load(dispatcher, signature: tuple) -> bool:
@@ -34,7 +77,8 @@ def load(dispatcher, signature: tuple) -> bool:
             return True
         context = dispatcher.targetctx
         rtsys.initialize(context)          # the runtime the object code calls into
-        compiled = load_overload(signature, context)
+        with _lazy_environments():
+            compiled = load_overload(signature, context)
         if compiled is None:
             return False
         dispatcher._cache_hits[signature] += 1

@@ -40,7 +40,7 @@ class SGDState(NamedTuple):
 
 
 class AdamState(NamedTuple):
-    count: np.ndarray             # 0-d int32: steps taken so far
+    count: np.int32               # steps taken so far (a scalar, as `count + 1` gives)
     mu: Params                    # first moment (EMA of grads)
     nu: Params                    # second moment (EMA of grads squared)
 
@@ -78,14 +78,16 @@ def adam(learning_rate: float = 1e-3, b1: float = 0.9, b2: float = 0.999,
         m <- b1 m + (1 - b1) g;   v <- b2 v + (1 - b2) g^2;   t <- t + 1
         p <- p - lr * m_hat / (sqrt(v_hat) + eps),   m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t)
 
-    `t` is an int32 array in the state, so the bias corrections are computed inside the
+    `t` is an int32 scalar in the state, so the bias corrections are computed inside the
     compiled step and one compiled step serves every iteration.  b1 and b2 are in (0, 1).
     """
     if not (0.0 < b1 < 1.0 and 0.0 < b2 < 1.0):
         raise ValueError(f"adam needs 0 < b1, b2 < 1, got b1={b1}, b2={b2}")
 
     def init(params: Params) -> AdamState:
-        return AdamState(np.zeros((), np.int32), _zeros_like(params), _zeros_like(params))
+        # an np.int32, not a 0-d array: NumPy's `count + 1` is a scalar, so a 0-d array
+        # would change the state's type (and the compiled step's signature) after step 1
+        return AdamState(np.int32(0), _zeros_like(params), _zeros_like(params))
 
     def update(params: Params, grads: Params, state: AdamState):
         count = state.count + 1

@@ -21,6 +21,8 @@ First, time to first result: each in a fresh process with an empty kernel cache,
 call of the tiered `xlanb.jit(step)` (answered on the NumPy tier while the kernels compile
 in the background), the hand-written NumPy step (its first call and its steady step) and
 jax.jit's first call; target: xlanb's first call within 1.5x the steady NumPy step + 50 ms.
+The fresh processes keep Python bytecode (.pyc) as a user's interpreter does, even where
+PYTHONDONTWRITEBYTECODE is set.
 `--first-result-only` prints just that table.  The other figures compile in the foreground
 (`--xla_tiered=false`, set by common.pin_threads).
 """
@@ -165,6 +167,10 @@ def fresh_process(mode: str, name: str, cache: str) -> dict:
     import json
     import subprocess
     env = dict(os.environ, XLANB_CACHE_DIR=cache)
+    # A user's Python keeps the bytecode of the modules it imports; this project's
+    # machines set PYTHONDONTWRITEBYTECODE, which makes every fresh process compile
+    # xlanb's and the lowering modules' source again (W4's first call: 61 -> 40 ms).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["XLANB_FLAGS"] = env.get("XLANB_FLAGS", "").replace("--xla_tiered=false", "")
     command = [sys.executable, __file__, "--threads", str(ARGS.threads),
                "--first-call", mode, "--workload", name] + (["--quick"] if ARGS.quick else [])

@@ -392,6 +392,24 @@ def test_a_float_constant_that_is_no_whole_number_does_not_count():
     assert " = loop(" not in compiled.as_text()
 
 
+def test_a_counted_constant_keeps_the_sign_of_a_traced_negative_zero():
+    """(5.0 - k) * -1.0 is -0.0 at k = 5, where first + trip * step gives +0.0, and
+    atan2(-0.0, x < 0) is -pi, not pi: the rerolled graph keeps NumPy's value (that trip
+    does not count); with +0.0 there the same loop rolls."""
+    def rows(x, sign):
+        out = np.zeros((2 * MIN_TRIPS, x.size))
+        for k in range(2 * MIN_TRIPS):
+            t = np.sin(x * 0.5) * 0.5 + np.cos(x + 1.0) * 0.25
+            out[k] = np.arctan2((5.0 - k) * sign, x) + np.tanh(t) + np.exp(-t * t)
+        return out
+    x = -np.linspace(0.1, 1, 4)
+    for sign, rolls in ((-1.0, False), (1.0, True)):
+        graph = xlanb.jit(rows, static_argnums=(1,)).lower(x, sign).graph
+        rerolled = reroll_loops(graph)
+        np.testing.assert_array_equal(interpret(rerolled, [x])[0], rows(x, sign))
+        assert any(n.op is Op.LOOP for n in rerolled.nodes) == rolls
+
+
 def test_a_constant_that_differs_without_counting_still_lets_the_rest_roll():
     """A first trip with its own constant (0.3, then 0.7): trips 2.. roll as before
     constants could count, though the stretch of all trips cannot."""

@@ -31,6 +31,7 @@ too: one search per level of nesting.
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -195,11 +196,18 @@ def _constant_step(order, stretch, offset, trips) -> tuple[int, int | float | No
             return 1, None
     if dtype.kind == "u" and step < 0:
         return 1, None              # a negative step has no unsigned constant
-    for copy in range(2, trips):
-        if values[copy] != values[0] + copy * step or (
+    for copy in range(trips):
+        if not _same_number(values[copy], values[0] + copy * step) or (
                 exact is not None and abs(values[copy]) >= exact):
             return copy, step
     return trips, step
+
+
+def _same_number(value, counted) -> bool:
+    """Equal, a zero's sign included: -0.0 == 0.0 in Python, but not to NumPy's atan2,
+    copysign or 1 / x, and first + trip * step gives +0.0 for a traced -0.0 (`(5.0 - k) *
+    -1.0` at k = 5) unless first is -0.0 and the step negative."""
+    return value == counted and math.copysign(1, value) == math.copysign(1, counted)
 
 
 def _moves(order, stretch, trips) -> tuple[dict[int, tuple], int]:

@@ -575,3 +575,21 @@ def test_a_scalar_on_a_dot_operand_moves_after_the_dot():
         assert all(i.op is Op.PARAMETER for i in dot.inputs) == moves, print_graph(after)
         args = [rng.random(x_shape), rng.random(y_shape)]
         assert_close(interpret(after, args)[0], interpret(graph, args)[0], n=8, k=4)
+
+
+@pytest.mark.parametrize("scale", [1e-20, np.inf, np.nan])
+def test_a_scale_below_one_or_not_finite_stays_on_the_dot_operand(scale):
+    """(x * 1e-20) @ y is finite where dot(x, y) * 1e-20 overflows (a scale below 1 is how
+    code keeps a product in range), and (x * inf) @ y is nan where y's zeros meet x * inf,
+    not inf: such scales stay before the dot, and the values stay NumPy's."""
+    x = B.parameter(0, (3, 4), np.float32)
+    y = B.parameter(1, (4, 3), np.float32)
+    scaled = B.binary(Op.MUL, x, B.broadcast(B.constant(np.float32(scale)), (3, 4), ()))
+    graph = Graph([x, y], [B.dot(scaled, y, lhs_contract=(1,), rhs_contract=(0,))])
+    after = PASSES["simplify"](graph)
+    args = [np.full((3, 4), 1e30, np.float32), np.eye(4, 3, dtype=np.float32) * 1e20]
+    with np.errstate(all="ignore"):
+        expected = (args[0] * np.float32(scale)) @ args[1]
+        np.testing.assert_array_equal(interpret(after, args)[0], expected)
+    dot = next(n for n in after.nodes if n.op is Op.DOT)
+    assert dot.inputs[0].op is Op.MUL, print_graph(after)

@@ -333,12 +333,17 @@ def rsqrt(x: Node) -> Node | None:
 def scale_after_dot(node: Node, x: Node, s: Node, y: Node) -> Node | None:
     """dot(x * s, y) -> dot(x, y) * s for a scalar s where the product is no bigger than
     x: the scale joins the dot's epilogue instead of a pass over x (npbench gemm's
-    `alpha * A @ B`, as XLA's algebraic simplifier moves it)."""
-    if node.dtype.kind not in "fc" or node.size > x.size:
+    `alpha * A @ B`, as XLA's algebraic simplifier moves it).  Only for a finite s with
+    |s| >= 1: a smaller scale is how code keeps a product from overflowing (`(x * 1e-20)
+    @ y` is finite where dot(x, y) * 1e-20 is inf), and an inf or nan s turns x's zeros
+    into nans before the sum, not after it."""
+    value = splat_value(s)
+    if node.dtype.kind not in "fc" or node.size > x.size or \
+            not (np.isfinite(value) and abs(value) >= 1):
         return None
     inputs = [x, y] if node.inputs[0] is not y or node.inputs[1] is y else [y, x]
     product = with_inputs(node, inputs)
-    return B.binary(Op.MUL, product, splat(splat_value(s), product))
+    return B.binary(Op.MUL, product, splat(value, product))
 
 
 IDEMPOTENT = frozenset({Op.MAX, Op.MIN, Op.AND, Op.OR})

@@ -76,3 +76,26 @@ def test_must_compile_false_and_the_interpreter_agree():
     fn = FUNCTIONS["tuple"]
     for jitted in (xlanb.jit(fn, must_compile=False), xlanb.jit(fn)):
         assert _types(jitted(X)) == _types(fn(X))
+
+
+def _rebinds(x):
+    """NumPy's scalars are immutable: `s += v` makes a new value (of the result's dtype and
+    shape) and leaves `t = s` as it was."""
+    s = x.sum()
+    t = s
+    s += 1
+    n = x.argmax()
+    n += 0.5                        # np.int64 += float: a float64, no same_kind error
+    f = np.float32(x.max())
+    f += np.float64(1.0)            # np.float32 += np.float64: a float64
+    v = x[0, 1]
+    v *= x[1]                       # a scalar times a row: a row
+    return t, s, n, f, v
+
+
+@pytest.mark.parametrize("x", [X, XI], ids=["float64", "int64"])
+def test_an_augmented_assignment_to_a_scalar_rebinds_it(x):
+    expected = _rebinds(x.copy())
+    got = xlanb.jit(_rebinds)(x.copy())
+    assert _types(got) == _types(expected)
+    np.testing.assert_equal(got, expected)

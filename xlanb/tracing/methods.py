@@ -57,6 +57,10 @@ def _inplace(ufunc, symbol):
         what = f"operator {symbol}="
         with entry(what), translate_errors():
             result = dispatch_ufunc(ufunc, "__call__", (self, other), {}, what)
+            if self.writeable is None or self.numpy_scalar:
+                # a scalar argument, or a value NumPy gives as a scalar (`s = x.sum()`):
+                # immutable, so `s += 1` rebinds s, as in Python, and `t = s` keeps its value
+                return result
             if result.shape != self.shape:
                 raise fail(ShapeMismatchError, f"non-broadcastable output operand with shape "
                            f"{self.shape} doesn't match the broadcast shape {result.shape}")
@@ -64,8 +68,6 @@ def _inplace(ufunc, symbol):
                 raise fail(DTypeError, f"cannot cast the result from {result.dtype} to "
                            f"{self.dtype} with casting rule 'same_kind'",
                            hint=f"write `x = x {symbol} y` to get a new {result.dtype} array")
-            if self.writeable is None:       # a scalar argument: `s += 1` rebinds, as in Python
-                return result
             self.node = B.convert(result.node, self.dtype)
         return self
     return operator_method

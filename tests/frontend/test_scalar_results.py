@@ -37,6 +37,11 @@ FUNCTIONS = {
     "row sums": lambda x: x.sum(axis=1),
     "scalar type of a reduction": lambda x: np.float32(x.sum()),
     "scalar type of an element": lambda x: np.int16(x[0, 2]),
+    "a scalar's methods": lambda x: (x.sum().reshape(()), x.max().astype(np.float32),
+                                     x.min().copy(), x.sum().ravel()),
+    "a scalar's parts": lambda x: (np.imag(x.sum()), x.max().real, (x.sum() * 1j).imag),
+    "np.asarray of a scalar": lambda x: (np.asarray(x.sum()), np.asanyarray(x[0, 1])),
+    "x.flat[i]": lambda x: x.flat[4],
 }
 
 

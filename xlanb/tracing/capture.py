@@ -512,6 +512,8 @@ def _from_traced(name: str, args, kwargs):
     ndmin = 1 if name in _ORDERS else kwargs.get("ndmin", 0) if name == "array" else 0
     if isinstance(obj, Tracer):
         array = _array_of_tracer(obj, dtype, copy, order)
+        if array is obj and obj.numpy_scalar:    # np.asarray(x.sum()): a new 0-d array
+            array = obj.context.wrap(obj.node)
         return _with_ndmin(array, ndmin, fresh=array is not obj)
     node = _stack_nested(obj)
     return _with_ndmin(wrap(node if dtype is None else B.convert(node, dtype)), ndmin)

@@ -93,7 +93,10 @@ for _name, (_ufunc, _symbol) in _UNARY.items():
 def _method(name: str, func):
     def method(self, *args, **kwargs):
         with entry(f"x.{name}()"):
-            return func(self, *args, **kwargs)
+            result = func(self, *args, **kwargs)
+        if self.numpy_scalar and isinstance(result, Tracer) and result.shape == ():
+            result.numpy_scalar = True    # a scalar's methods give scalars: s.astype(f32)
+        return result
     method.__name__ = name
     method.__doc__ = f"Like ndarray.{name}; lowers through `{getattr(func, '__name__', name)}`."
     return method

@@ -402,7 +402,7 @@ class Tracer:
         if self.dtype.kind != "c":
             return self
         from .views import PartStep
-        return self.view(PartStep("real"))
+        return self._part_of(self.view(PartStep("real")))
 
     @real.setter
     def real(self, value) -> None:
@@ -415,9 +415,14 @@ class Tracer:
             zeros = self.context.wrap(builder.broadcast(
                 builder.constant(np.zeros((), self.dtype)), self.shape))
             zeros.writeable = False
-            return zeros
+            return self._part_of(zeros)
         from .views import PartStep
-        return self.view(PartStep("imag"))
+        return self._part_of(self.view(PartStep("imag")))
+
+    def _part_of(self, part: "Tracer") -> "Tracer":
+        """A scalar's real and imaginary parts are scalars (np.float64), an array's arrays."""
+        part.numpy_scalar = self.numpy_scalar
+        return part
 
     @imag.setter
     def imag(self, value) -> None:

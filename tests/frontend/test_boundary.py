@@ -543,6 +543,15 @@ def test_arrays_made_inside_take_traced_writes(fn, mode):
     assert_same_call(fn, (np.random.default_rng(1).random(5),), mode)
 
 
+def test_an_ndarray_over_a_traced_buffer_is_a_named_error():
+    """np.ndarray(shape, dtype, buffer=x) reinterprets x's bytes: a named error (NumPy's
+    constructor refused the Tracer with a bare TypeError)."""
+    def f(x):
+        return np.ndarray((2,), dtype=np.float64, buffer=x, offset=8) * 2
+    with pytest.raises(UnsupportedNumPyFunctionError, match="np.ndarray"):
+        xlanb.jit(f)(np.arange(4.0))
+
+
 def test_made_index_arrays_stay_concrete():
     def f(x):
         idx = np.arange(x.shape[0])[::-1]

@@ -366,7 +366,19 @@ def _ndarray_constructor(shape, dtype=float, buffer=None, offset=0, strides=None
                          order=None):
     """`np.ndarray(shape, dtype)` in the traced function: an uninitialised array, as
     `np.empty(shape, dtype, order)` (a traced root).  Over a buffer or with strides it is
-    a view of memory the trace does not own: NumPy's own constructor."""
+    a view of memory the trace does not own: NumPy's own constructor; over a traced
+    array's memory (an argument, an array made here) a named error, where NumPy's
+    constructor failed with a bare TypeError about bytes-like objects."""
+    if _holds_tracer(buffer):
+        from ..errors import UnsupportedNumPyFunctionError
+        from .lowering import fail
+        from .source import entry
+        with entry("np.ndarray(shape, dtype, buffer)"):
+            raise fail(UnsupportedNumPyFunctionError,
+                       "an array over the memory of a traced array reinterprets its bytes, "
+                       "which a compiled program does not have",
+                       hint="take a slice, reshape or `.view(dtype)` of the array instead, "
+                       "or run the function with NumPy: `xlanb.jit(f, must_compile=False)`")
     if buffer is not None or strides is not None:
         return _NDARRAY(shape, dtype, buffer, offset, strides, order or "C")
     empty = _wrappers[(np, "empty")][0]

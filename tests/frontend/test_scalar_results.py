@@ -42,6 +42,9 @@ FUNCTIONS = {
     "a scalar's parts": lambda x: (np.imag(x.sum()), x.max().real, (x.sum() * 1j).imag),
     "np.asarray of a scalar": lambda x: (np.asarray(x.sum()), np.asanyarray(x[0, 1])),
     "x.flat[i]": lambda x: x.flat[4],
+    "np.einsum": lambda x: (np.einsum("ij,ij", x, x), np.einsum("ij->", x, optimize=True),
+                            np.einsum("ij,ij", x, x, optimize=True),
+                            np.einsum("ij,ji", x, x.T, optimize="greedy")),
 }
 
 

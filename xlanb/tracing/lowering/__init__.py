@@ -211,9 +211,18 @@ def dispatch_function(func, types, args, kwargs):
         if rule is None:
             return unsupported(func, args, kwargs, what)
         result = rule(*args, **kwargs)
-        if func in SCALAR_RESULTS and kwargs.get("out") is None:
+        if func in SCALAR_RESULTS and kwargs.get("out") is None and \
+                not _einsum_by_blas(func, args, kwargs):
             mark_numpy_scalars(result, args)
         return result
+
+
+def _einsum_by_blas(func, args, kwargs) -> bool:
+    """np.einsum(..., optimize=...) of several operands: NumPy's last contraction is then
+    (almost always) tensordot's, and its 0-d result a 0-d array, not a scalar (a scalar
+    would make `e += 1` rebind e where NumPy writes the array other names share)."""
+    return func is np.einsum and kwargs.get("optimize", False) is not False and \
+        len(args) > 2                  # the subscripts and two or more operands
 
 
 def dispatch_ufunc(ufunc, method, inputs, kwargs, what: str | None = None):

@@ -225,12 +225,21 @@ def strided_step(flat: np.ndarray, array: np.ndarray) -> StridedStep:
 # -- the call ---------------------------------------------------------------------------------
 
 def call_params(traced, leaves: Sequence) -> list:
-    """The arrays a compiled program takes, from the caller's flattened arguments."""
-    if not traced.flat_params and not traced.scalar_params:
+    """The arrays a compiled program takes, from the caller's flattened arguments
+    (datetime64/timedelta64 ones as their int64 counts: views, so writes reach them)."""
+    if not traced.flat_params and not traced.scalar_params and not traced.time_params:
         return [leaves[i] for i in traced.param_leaves]
     return [flat_memory(leaves[i]) if p in traced.flat_params else
-            np.asarray(leaves[i]) if p in traced.scalar_params else leaves[i]
+            np.asarray(leaves[i]) if p in traced.scalar_params else
+            as_counts(leaves[i]) if p in traced.time_params else leaves[i]
             for p, i in enumerate(traced.param_leaves)]
+
+
+def as_counts(leaf):
+    """A datetime64/timedelta64 leaf as the int64 counts the program takes."""
+    if isinstance(leaf, np.ndarray):
+        return leaf.view(np.int64)
+    return np.asarray(leaf).view(np.int64)[()]
 
 
 def distinct_outputs(outs: list, count: int) -> list:
@@ -268,6 +277,10 @@ def finish_call(traced, params: Sequence, leaves: Sequence, outs: list) -> list:
             outs[index] = apply_steps(params[source.param], source.steps)
     for index, value in traced.const_outputs.items():
         outs[index] = value
+    for index, dtype in traced.time_outputs.items():   # int64 counts -> the time dtype
+        value = outs[index]
+        if value.dtype != dtype:
+            outs[index] = value.view(dtype)
     as_scalars(traced.scalar_outputs, outs)
     for index in traced.bytes_outputs:             # `return x.tobytes()`: NumPy's bytes
         outs[index] = np.asarray(outs[index]).tobytes()

@@ -637,12 +637,17 @@ class Traced:
     flag_leaves: frozenset = frozenset()   # leaves whose flags it read: part of the key
     bytes_outputs: frozenset = frozenset()  # outputs returned as `.tobytes()` of the array
     scalar_outputs: dict = dataclasses.field(default_factory=dict)   # index -> "numpy"/"python"
+    # datetime64/timedelta64 leaves and outputs, which the program takes and gives as
+    # their int64 counts: param index -> dtype, output index -> dtype (datetimes/)
+    time_params: dict = dataclasses.field(default_factory=dict)
+    time_outputs: dict = dataclasses.field(default_factory=dict)
 
     @property
     def is_pure(self) -> bool:
-        """No argument written, returned or aliased: outputs are just the program's."""
+        """No argument written, returned or aliased, no time dtype to convert: outputs
+        are just the program's."""
         return not (self.writebacks or self.arg_outputs or self.flat_params or self.effects
-                    or self.bytes_outputs)
+                    or self.bytes_outputs or self.time_params or self.time_outputs)
 
     def unflatten_outputs(self, values: Sequence[Any]) -> Any:
         return tree_unflatten(self.out_tree, list(values)[:self.out_tree.num_leaves])
@@ -734,6 +739,21 @@ def _refuse_unsupported_dtype(index: int, leaf) -> None:
         "`xlanb.jit(f, must_compile=False)`")
 
 
+def is_time_leaf(leaf) -> bool:
+    """A datetime64/timedelta64 array or scalar in the machine's byte order: traced as
+    its int64 counts (datetimes/)."""
+    return isinstance(leaf, (np.ndarray, np.generic)) and leaf.dtype.kind in "Mm" and \
+        leaf.dtype.isnative and np.datetime_data(leaf.dtype)[0] != "generic"
+
+
+def _refuse_overlapping_times(index: int) -> None:
+    from ..errors import UnsupportedDTypeError
+    raise UnsupportedDTypeError(
+        "datetime64/timedelta64 arguments that overlap in memory are not traced",
+        op_name=f"argument {index}", hint="pass a copy of one of them, or run the function "
+        "with NumPy: `xlanb.jit(f, must_compile=False)`")
+
+
 def _refuse_dtype_made_by(node: Node) -> None:
     from ..errors import UnsupportedDTypeError
     raise UnsupportedDTypeError(
@@ -756,7 +776,7 @@ class _Arguments:
     """The traced stand-ins for a call's leaves, and what became of them after the call."""
 
     def __init__(self, context: TraceContext, leaves: list, static_leaves):
-        from .boundary import find_aliases, flat_memory, strided_step
+        from .boundary import as_counts, find_aliases, flat_memory, strided_step
         self.context = context
         self.aliases = find_aliases(leaves)
         self.param_leaves: list[int] = []
@@ -767,8 +787,22 @@ class _Arguments:
         same = self.aliases.same if self.aliases else {}
         grouped = {i: g for g in (self.aliases.groups if self.aliases else ()) for i in g}
         flat_roots: dict = {}
+        self.time_params: dict[int, np.dtype] = {}
         for i, leaf in enumerate(leaves):
             _refuse_subclass(i, leaf)
+            if is_time_leaf(leaf):
+                if i in grouped:
+                    _refuse_overlapping_times(i)
+                if i not in same and i not in static_leaves:
+                    self.time_params[len(self.param_leaves)] = leaf.dtype
+                    tracer = self._param(i, as_counts(leaf))
+                else:
+                    tracer = self.traced[same[i]].ints if i in same else None
+                if tracer is not None:
+                    from .datetimes.array import DatetimeTracer
+                    self.leaf_of[id(tracer)] = i
+                    self.traced.append(DatetimeTracer(tracer, leaf.dtype))
+                    continue
             _refuse_unsupported_dtype(i, leaf)
             if isinstance(leaf, _RANDOM_STATES):
                 stand_in = context.random_state_argument(leaf)
@@ -888,6 +922,7 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
         out_leaves = [leaf.materialize("returning x[mask]")   # `return x[mask]`
                       if isinstance(leaf, MaskedSelection) else leaf for leaf in out_leaves]
         from .lowering.stride_tricks import TracedBytes
+        out_leaves, time_outputs = _time_outputs(out_leaves)
         bytes_outputs, scalar_outputs = set(), {}
         for i, leaf in enumerate(out_leaves):
             if isinstance(leaf, TracedBytes):               # `return x.tobytes()`
@@ -924,7 +959,15 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
                   consts, tuple(writebacks), arg_outputs, frozenset(arguments.flat_params),
                   aliases.key if aliases else None, frozenset(context.scalar_leaves),
                   effects, frozenset(context.flag_leaves), frozenset(bytes_outputs),
-                  scalar_outputs)
+                  scalar_outputs, dict(arguments.time_params), time_outputs)
+
+
+def _time_outputs(out_leaves: list) -> tuple[list, dict]:
+    """Traced datetime outputs as their int64 counts, and output index -> their dtype."""
+    from .datetimes.array import DatetimeTracer
+    dtypes = {i: leaf.dtype for i, leaf in enumerate(out_leaves)
+              if isinstance(leaf, DatetimeTracer)}
+    return [leaf.ints if i in dtypes else leaf for i, leaf in enumerate(out_leaves)], dtypes
 
 
 def _scalar_kind(leaf) -> str | None:

@@ -1,0 +1,143 @@
+"""NumPy functions on traced datetime64/timedelta64 arrays (`DatetimeTracer`).
+
+Shape and selection functions (`np.where`, `np.concatenate`, `np.reshape`, ...) promote
+their time operands to one dtype as NumPy does (`np.result_type`, with NumPy's TypeError
+where it refuses), run on the int64 counts and give that dtype back.  Reductions follow
+NumPy's NaT rules: `np.min`/`np.max` give NaT when any element is NaT, `np.argmin`/
+`np.argmax` the first NaT's index, `np.sort` puts NaT last.  Any other function is an
+UnsupportedDTypeError.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..lowering import public_name, SCALAR_RESULTS
+from ..source import entry
+from .array import DatetimeTracer, refuse, wrap
+from .units import NAT, cast, is_time
+
+# functions whose array arguments are all data (times), and where np.where's condition is
+_SHAPE_FUNCTIONS = {np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis,
+                    np.squeeze, np.expand_dims, np.broadcast_to, np.copy, np.flip,
+                    np.roll, np.tile, np.repeat, np.concatenate, np.stack, np.hstack,
+                    np.vstack, np.atleast_1d, np.atleast_2d, np.where, np.take,
+                    np.fliplr, np.flipud, np.rot90, np.array, np.asarray, np.ascontiguousarray}
+
+
+def lower_function(func, args, kwargs):
+    what = public_name(func)
+    with entry(what):
+        if func in _SHAPE_FUNCTIONS:
+            return _on_counts(func, args, kwargs)
+        rule = _RULES.get(func)
+        if rule is None:
+            raise refuse(f"`{what}`")
+        result = rule(*args, **kwargs)
+        if func in SCALAR_RESULTS:
+            _mark_scalar(result)
+        return result
+
+
+def _mark_scalar(result):
+    ints = result.ints if isinstance(result, DatetimeTracer) else result
+    if getattr(ints, "shape", None) == ():
+        ints.numpy_scalar = True
+
+
+def _is_data(x) -> bool:
+    return isinstance(x, DatetimeTracer) or (
+        isinstance(x, (np.ndarray, np.generic)) and is_time(x.dtype))
+
+
+def _on_counts(func, args, kwargs):
+    """`func` on the counts of its time operands promoted to one dtype."""
+    from ..tracer import Tracer
+    first = 1 if func is np.where else 0            # np.where's condition is not data
+    data = []
+
+    def collect(x):
+        if isinstance(x, (list, tuple)):
+            for item in x:
+                collect(item)
+        elif _is_data(x):
+            data.append(x)
+        elif isinstance(x, Tracer) or isinstance(x, np.ndarray):
+            raise refuse(f"mixing a {x.dtype} array with datetime64/timedelta64 arrays")
+    for x in args[first:]:
+        collect(x)
+    for key in ("dtype", "out", "like"):
+        if kwargs.get(key) is not None:
+            raise refuse(f"the `{key}` argument")
+    common = np.result_type(*[x.dtype for x in data])
+
+    def convert(x):
+        if isinstance(x, (list, tuple)):
+            return type(x)(convert(item) for item in x)
+        if isinstance(x, DatetimeTracer):
+            return cast(x.ints, x.dtype, common)
+        if _is_data(x):
+            return np.asarray(x).astype(common).view(np.int64)
+        return x
+    converted = list(args[:first]) + [convert(x) for x in args[first:]]
+    result = func(*converted, **kwargs)
+    if isinstance(result, (list, tuple)):
+        return type(result)(wrap(r, common) for r in result)
+    return wrap(result, common)
+
+
+def _counts_of(x):
+    if not isinstance(x, DatetimeTracer):
+        raise refuse(f"a {type(x).__name__} operand")
+    return x.ints
+
+
+def _min(a, axis=None, out=None, keepdims=False, **kwargs):
+    """NaT is the smallest int64: the int64 minimum already is NumPy's (NaT wins)."""
+    _no_options(out, kwargs)
+    return wrap(np.min(_counts_of(a), axis=axis, keepdims=keepdims), a.dtype)
+
+
+def _max(a, axis=None, out=None, keepdims=False, **kwargs):
+    _no_options(out, kwargs)
+    ints = _counts_of(a)
+    has_nat = np.any(ints == NAT, axis=axis, keepdims=keepdims)
+    return wrap(np.where(has_nat, NAT, np.max(ints, axis=axis, keepdims=keepdims)),
+                a.dtype)
+
+
+def _argmin(a, axis=None, out=None, keepdims=False):
+    _no_options(out, {})
+    return np.argmin(_counts_of(a), axis=axis, keepdims=keepdims)     # NaT first: its index
+
+
+def _argmax(a, axis=None, out=None, keepdims=False):
+    _no_options(out, {})
+    ints = _counts_of(a)
+    nat = ints == NAT
+    return np.where(np.any(nat, axis=axis, keepdims=keepdims),
+                    np.argmax(nat, axis=axis, keepdims=keepdims),
+                    np.argmax(ints, axis=axis, keepdims=keepdims))
+
+
+def _sort(a, axis=-1, kind=None, order=None, **kwargs):
+    """NaT last: sort `v - 1` (NaT wraps to the largest int64, the rest keep their order)
+    and add the 1 back."""
+    if order is not None or kwargs:
+        raise refuse("`order=` or other options of np.sort")
+    one = np.int64(1)
+    return wrap(np.sort(_counts_of(a) - one, axis=axis, kind=kind) + one, a.dtype)
+
+
+def _no_options(out, kwargs) -> None:
+    if out is not None or kwargs:
+        raise refuse("`out=`, `initial=` or `where=` of a datetime reduction")
+
+
+def _shape(a):
+    return a.shape
+
+
+_RULES = {np.min: _min, np.amin: _min, np.max: _max, np.amax: _max, np.argmin: _argmin,
+          np.argmax: _argmax, np.sort: _sort, np.shape: _shape,
+          np.ndim: lambda a: a.ndim, np.size: lambda a, axis=None:
+          a.size if axis is None else a.shape[axis]}

@@ -718,8 +718,8 @@ def _compiles(dtype: np.dtype) -> bool:
     return dtype.name in DTYPE_NAMES and dtype.isnative
 
 
-_COMPILED_DTYPES = ("xlanb compiles bool, integers, float16/32/64 and complex64/128 in the "
-                    "machine's byte order")
+_COMPILED_DTYPES = ("xlanb compiles bool, integers, float16/32/64, complex64/128 and "
+                    "datetime64/timedelta64 with a unit in the machine's byte order")
 
 
 def _dtype_words(dtype: np.dtype) -> str:

@@ -21,7 +21,7 @@ from ..source import user_location
 from . import ufuncs
 from .units import NAT, cast, is_time
 
-_HINT = ("compute on the int64 counts (`x.view(np.int64)`, NaT is the smallest int64), or "
+_HINT = ("Compute on the int64 counts (`x.view(np.int64)`, NaT is the smallest int64), or "
          "run the function with NumPy: `xlanb.jit(f, must_compile=False)`")
 
 

@@ -529,6 +529,9 @@ class Tracer:
         if isinstance(dtype, type) and issubclass(dtype, np.ndarray):
             dtype, array_type = None, dtype
         target = self.dtype if dtype is None else np.dtype(dtype)
+        if target.kind in "Mm" and self.dtype == np.int64 and array_type in (None, np.ndarray):
+            from .datetimes.array import DatetimeTracer     # the same counts, as times
+            return DatetimeTracer(self[...], target)
         if array_type not in (None, np.ndarray) or target.itemsize != self.dtype.itemsize \
                 or (target != self.dtype and not all(
                     t.kind in "iuf" and t != np.float16 for t in (target, self.dtype))):

@@ -1,0 +1,200 @@
+"""datetime64 / timedelta64 under `jit`: results and argument contents equal NumPy's, bit
+for bit (they are integers), over units, NaT positions, 0-d, empty, broadcast and
+non-contiguous inputs; what is not lowered is an UnsupportedDTypeError, and under
+`must_compile=False` such a call runs with NumPy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlanb
+from xlanb.errors import UnsupportedDTypeError
+from xlanb.tracing.datetimes.units import NAT, cast
+
+RNG = np.random.default_rng(7)
+UNITS = ["Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "3D", "10ms"]
+
+
+def times(kind: str, unit: str, shape=(7,), nat_every: int = 3) -> np.ndarray:
+    counts = RNG.integers(-10**5, 10**5, shape)
+    flat = counts.reshape(-1)
+    flat[::nat_every] = NAT
+    return counts.view(f"{kind}8[{unit}]")
+
+
+def same(got, expected) -> None:
+    """Equal dtype, type (scalar or array) and bits (NaN and NaT positions included)."""
+    assert type(got) is type(expected), (type(got), type(expected))
+    assert np.asarray(got).dtype == np.asarray(expected).dtype
+    g, e = np.asarray(got), np.asarray(expected)
+    assert g.shape == e.shape
+    if g.dtype.kind in "Mm":
+        g, e = g.view(np.int64), e.view(np.int64)
+    np.testing.assert_array_equal(g, e)
+
+
+def check(fn, *args):
+    """fn under jit against NumPy: results and every argument's contents afterwards."""
+    mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    theirs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    with np.errstate(all="ignore"):
+        expected = fn(*theirs)
+        got = xlanb.jit(fn, tiered=False)(*mine)
+    if isinstance(expected, tuple):
+        assert isinstance(got, tuple) and len(got) == len(expected)
+        for g, e in zip(got, expected):
+            same(g, e)
+    else:
+        same(got, expected)
+    for m, t in zip(mine, theirs):
+        if isinstance(t, np.ndarray):
+            same(m, t)
+
+
+@pytest.mark.parametrize("source", UNITS)
+@pytest.mark.parametrize("kind", "Mm")
+def test_unit_casts_equal_numpys_astype(kind, source):
+    values = np.concatenate([RNG.integers(-10**6, 10**6, 300), [NAT, 0, -1, 1]])
+    for target in UNITS:
+        s, t = np.dtype(f"{kind}8[{source}]"), np.dtype(f"{kind}8[{target}]")
+        np.testing.assert_array_equal(cast(values, s, t), values.view(s).astype(t).view(np.int64))
+
+
+@pytest.mark.parametrize("unit", UNITS)
+@pytest.mark.parametrize("kind", "Mm")
+def test_isnat_and_comparisons(kind, unit):
+    a, b = times(kind, unit), times(kind, unit, nat_every=2)
+    b[1] = a[1]
+    check(lambda x, y: (np.isnat(x), x < y, x <= y, x > y, x >= y, x == y, x != y,
+                        np.isnan(x), np.isfinite(x), np.isinf(x)), a, b)
+
+
+@pytest.mark.parametrize("units", [("D", "h"), ("M", "D"), ("Y", "M"), ("s", "ms"),
+                                   ("W", "D"), ("3D", "h")])
+def test_subtraction_and_mixed_units(units):
+    a, b = times("M", units[0]), times("M", units[1])
+    t = times("m", units[1])
+    check(lambda x, y, d: (x - y, y - x, x == y, x < y, x + d, d + x, x - d), a, b, t)
+
+
+def test_timedelta_arithmetic():
+    a, b = times("m", "s"), times("m", "s", nat_every=4)
+    b[2] = 0
+    k = RNG.integers(-5, 5, 7)
+    f = np.array([1.5, -2.7, np.nan, 0.0, 3.0, -0.5, 1e3])
+    check(lambda x, y, n, r: (x + y, x - y, -x, +x, abs(x), np.sign(x), x * n, n * x,
+                              x * r, x * 2, x / y, x // y, x % y, np.divmod(x, y), x / n,
+                              x // n, x / r, x / 2.5), a, b, k, f)
+
+
+def test_min_max_and_nat_rules():
+    a = times("M", "s", shape=(4, 5), nat_every=7)
+    b = times("M", "s", shape=(4, 5), nat_every=5)
+    clean = times("M", "s", shape=(4, 5), nat_every=10**9)
+    check(lambda x, y: (np.maximum(x, y), np.minimum(x, y), np.fmax(x, y), np.fmin(x, y)),
+          a, b)
+    for x in (a, clean):
+        check(lambda v: (v.min(), v.max(), np.min(v, axis=0), np.max(v, axis=1),
+                         v.argmin(), v.argmax(), np.argmax(v, axis=0),
+                         np.argmin(v, axis=1), np.sort(v), np.sort(v, axis=0)), x)
+
+
+def test_astype_view_and_pass_through():
+    a = times("M", "s", shape=(3, 4))
+    check(lambda x: (x.astype(np.int64), x.astype(np.float64), x.astype("M8[D]"),
+                     x.astype("M8[M]"), x.view(np.int64), x.view("M8[ms]"), x[1:, ::2],
+                     x.T, x.reshape(4, 3), x.ravel(), x[1, 2], x[1, ...], x.copy(),
+                     np.where(np.isnat(x), np.datetime64("2000-01-01", "D"), x),
+                     np.concatenate([x, x.astype("M8[h]")])), a)
+
+
+def test_constants_in_the_function():
+    a = times("M", "D")
+    check(lambda x: (x < np.datetime64("1970-03-01"), x + np.timedelta64(1, "D"),
+                     x - np.datetime64("2020-01-01T00:00"),
+                     np.where(np.isnat(x), np.datetime64("NaT"), x)), a)
+
+
+def test_zero_d_empty_broadcast_and_non_contiguous():
+    scalar = np.datetime64("2020-03-01T10", "h")
+    zero_d = np.array(np.datetime64("2020-03-01", "D"))
+    empty = np.zeros((0, 3), "M8[D]")
+    grid = times("M", "h", shape=(4, 6))[::2, ::-3]
+    row = times("m", "h", shape=(2,))
+    check(lambda s, z, e, g, r: (s - z, np.isnat(z), z + r, e - e[:1], np.isnat(e),
+                                 g + r, g.T < g.T[0], s), scalar, zero_d, empty,
+          grid, row)
+
+
+def test_in_place_updates_of_arguments():
+    def shift(x, d):
+        x += np.timedelta64(1, "D")
+        x[np.isnat(x)] = np.datetime64("2000-01-01")
+        x[0] = np.datetime64("1999-12-31T23", "h")
+        d[::2] *= 3
+        d[1:2] = x[1:2] - x[:1]
+        return x[1:]
+    check(shift, times("M", "D", shape=(6,)), times("m", "h", shape=(6,)))
+
+    def sort_in_place(x):
+        x.sort()
+        v = x.reshape(2, 3)
+        v[:, 0] = np.datetime64("NaT")
+    check(sort_in_place, times("M", "s", shape=(6,)))
+
+
+def test_returning_the_argument_gives_the_callers_object():
+    x = times("M", "D")
+    f = xlanb.jit(lambda a: a, tiered=False)
+    assert f(x) is x
+    view = xlanb.jit(lambda a: a[2:], tiered=False)(x)
+    assert view.dtype == x.dtype and np.shares_memory(view, x)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.sum(),                    # timedelta sums: NumPy has them, xlanb does not
+    lambda x: np.cumsum(x),
+    lambda x: np.sin(x.view(np.int64)) + x,
+    lambda x: np.unique(x),
+    lambda x: x.mean(),
+    lambda x: np.argsort(x),
+])
+def test_not_lowered_is_a_named_error_and_runs_with_numpy_when_allowed(fn):
+    x = times("m", "s")
+    try:
+        with np.errstate(all="ignore"):
+            expected = fn(x)
+    except TypeError:
+        expected = None
+    with pytest.raises((UnsupportedDTypeError, TypeError)) as raised:
+        xlanb.jit(fn, tiered=False)(x)
+    if expected is None:
+        return
+    assert isinstance(raised.value, UnsupportedDTypeError)
+    assert "must_compile=False" in str(raised.value)
+    same(xlanb.jit(fn, must_compile=False)(x), expected)
+
+
+def test_numpy_type_errors_stay_numpys():
+    a, b = times("M", "D"), times("M", "D")
+    with pytest.raises(TypeError):
+        xlanb.jit(lambda x, y: x + y)(a, b)              # datetime + datetime
+    years = times("m", "Y")[:1]
+    with pytest.raises(TypeError):
+        xlanb.jit(lambda x: x - years)(times("m", "D"))   # no common unit: NumPy's error
+
+
+def test_int64_counts_viewed_as_times():
+    counts = times("M", "s").view(np.int64)
+    check(lambda c: (c.view("M8[s]") + np.timedelta64(1, "m"), np.isnat(c.view("m8[D]"))),
+          counts)
+
+
+def test_must_compile_false_compiles_datetime_programs():
+    f = xlanb.jit(lambda x, y: (x - y, np.isnat(x)), must_compile=False)
+    a, b = times("M", "s"), times("M", "D")
+    for _ in range(3):
+        got, expected = f(a, b), (a - b, np.isnat(a))
+        for g, e in zip(got, expected):
+            same(g, e)
+    assert not f.report.breaks

@@ -152,12 +152,13 @@ def test_returning_the_argument_gives_the_callers_object():
 
 
 @pytest.mark.parametrize("fn", [
-    lambda x: x.sum(),                    # timedelta sums: NumPy has them, xlanb does not
+    lambda x: np.median(x),               # NumPy has these for timedeltas, xlanb does not
     lambda x: np.cumsum(x),
     lambda x: np.sin(x.view(np.int64)) + x,
     lambda x: np.unique(x),
-    lambda x: x.mean(),
-    lambda x: np.argsort(x),
+    lambda x: np.nanmax(x),
+    lambda x: np.argsort(x),              # default kind: ties order as NumPy's introsort
+    lambda x: x.prod(),                   # NumPy's TypeError
 ])
 def test_not_lowered_is_a_named_error_and_runs_with_numpy_when_allowed(fn):
     x = times("m", "s")
@@ -198,3 +199,27 @@ def test_must_compile_false_compiles_datetime_programs():
         for g, e in zip(got, expected):
             same(g, e)
     assert not f.report.breaks
+
+
+def test_timedelta_sum_mean_and_stable_argsort():
+    for x in (times("m", "s", shape=(4, 5), nat_every=7),
+              times("m", "s", shape=(4, 5), nat_every=10**9),
+              np.array([[-7, 0], [3, -2]], "m8[h]")):       # -3.5 h: NumPy truncates
+        check(lambda v: (v.sum(), np.sum(v, axis=0), v.mean(), np.mean(v, axis=1),
+                         np.mean(v, axis=-1, keepdims=True), np.argsort(v, kind="stable"),
+                         np.argsort(v, axis=0, kind="stable")), x)
+
+
+def test_arrays_made_in_the_function_and_asarray():
+    def fill(x):
+        out = np.empty(x.shape, "M8[s]")
+        out[...] = x
+        out[0] = np.datetime64("2001-01-01")
+        made = np.array(["2020-01-01", "NaT", "1960-05-05"], "M8[D]")
+        return out, np.asarray(x) - made[0], np.array(x, dtype="M8[h]"), made[1:]
+    check(fill, times("M", "D", shape=(3,)))
+
+
+def test_returned_time_constants():
+    check(lambda x: (np.isnat(x), np.datetime64("2020-01-01"), np.timedelta64(3, "h")),
+          times("M", "D"))

@@ -663,6 +663,8 @@ def _output_node(context: TraceContext, leaf: Any, index: int) -> Node:
                                   hint="return values computed inside this function")
         return leaf.node
     if isinstance(leaf, (np.ndarray, np.generic, bool, int, float, complex)):
+        if is_time_leaf(leaf):               # returned as it is (const_outputs)
+            return builder.constant(np.zeros((), np.int8))
         leaf = np.asarray(leaf)
         if not _compiles(leaf.dtype):
             from ..errors import UnsupportedDTypeError

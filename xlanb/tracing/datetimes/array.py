@@ -139,6 +139,15 @@ class DatetimeTracer:
     def argmax(self, axis=None, out=None, keepdims=False):
         return np.argmax(self, axis=axis, out=out, keepdims=keepdims)
 
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        return np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        return np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def argsort(self, axis=-1, kind=None, order=None):
+        return np.argsort(self, axis=axis, kind=kind, order=order)
+
     def sort(self, axis=-1, kind=None, order=None) -> None:
         self[...] = np.sort(self, axis=axis, kind=kind, order=order)
 

@@ -4,7 +4,8 @@ Shape and selection functions (`np.where`, `np.concatenate`, `np.reshape`, ...) 
 their time operands to one dtype as NumPy does (`np.result_type`, with NumPy's TypeError
 where it refuses), run on the int64 counts and give that dtype back.  Reductions follow
 NumPy's NaT rules: `np.min`/`np.max` give NaT when any element is NaT, `np.argmin`/
-`np.argmax` the first NaT's index, `np.sort` puts NaT last.  Any other function is an
+`np.argmax` the first NaT's index, `np.sort` (and a stable `np.argsort`) puts NaT last,
+a timedelta `np.sum`/`np.mean` is NaT where any element is.  Any other function is an
 UnsupportedDTypeError.
 """
 from __future__ import annotations
@@ -128,8 +129,42 @@ def _sort(a, axis=-1, kind=None, order=None, **kwargs):
     return wrap(np.sort(_counts_of(a) - one, axis=axis, kind=kind) + one, a.dtype)
 
 
-def _no_options(out, kwargs) -> None:
-    if out is not None or kwargs:
+def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """Timedeltas: NumPy adds with its `mm->m` loop, so one NaT makes the sum NaT."""
+    _no_options(out, kwargs, dtype)
+    ints = _timedelta_counts(a, "np.sum")
+    total = np.sum(ints, axis=axis, keepdims=keepdims)
+    return wrap(np.where(np.any(ints == NAT, axis=axis, keepdims=keepdims), NAT, total),
+                a.dtype)
+
+
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """NumPy's mean of timedeltas: the sum divided by the count with the `mq->m` loop
+    (C division, toward zero)."""
+    _no_options(out, kwargs, dtype)
+    count = a.size if axis is None else int(np.prod(
+        [a.shape[i] for i in np.atleast_1d(axis)], dtype=np.int64))
+    total = _sum(a, axis=axis, keepdims=keepdims)
+    return np.true_divide(total, count)
+
+
+def _timedelta_counts(a, what: str):
+    ints = _counts_of(a)
+    if a.dtype.kind != "m":
+        raise TypeError(f"{what} of datetime64 values: NumPy has no add loop for them")
+    return ints
+
+
+def _argsort(a, axis=-1, kind=None, order=None, **kwargs):
+    """Stable sorts only: NumPy's default introsort orders equal datetimes differently
+    from its int64 sort, a stable sort has one answer (NaT last, as `_sort`)."""
+    if kind not in ("stable", "mergesort") or order is not None or kwargs:
+        raise refuse("np.argsort other than kind='stable'")
+    return np.argsort(_counts_of(a) - np.int64(1), axis=axis, kind="stable")
+
+
+def _no_options(out, kwargs, dtype=None) -> None:
+    if out is not None or kwargs or dtype is not None:
         raise refuse("`out=`, `initial=` or `where=` of a datetime reduction")
 
 
@@ -138,6 +173,7 @@ def _shape(a):
 
 
 _RULES = {np.min: _min, np.amin: _min, np.max: _max, np.amax: _max, np.argmin: _argmin,
-          np.argmax: _argmax, np.sort: _sort, np.shape: _shape,
+          np.argmax: _argmax, np.sort: _sort, np.argsort: _argsort, np.sum: _sum,
+          np.mean: _mean, np.shape: _shape,
           np.ndim: lambda a: a.ndim, np.size: lambda a, axis=None:
           a.size if axis is None else a.shape[axis]}

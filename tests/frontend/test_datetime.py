@@ -223,3 +223,19 @@ def test_arrays_made_in_the_function_and_asarray():
 def test_returned_time_constants():
     check(lambda x: (np.isnat(x), np.datetime64("2020-01-01"), np.timedelta64(3, "h")),
           times("M", "D"))
+
+
+def test_operands_numpy_would_refuse_are_refused():
+    x = times("M", "D")
+    for fn in (lambda v: np.where(np.isnat(v), v, 0),          # no common dtype in NumPy
+               lambda v: np.concatenate([v, np.arange(3)])):
+        with pytest.raises(TypeError):
+            fn(x)
+        with pytest.raises(TypeError):
+            xlanb.jit(fn, tiered=False)(x)
+
+
+def test_lists_and_nested_jit():
+    inner = xlanb.jit(lambda v: v - np.datetime64("2000-01-01"))
+    x = times("M", "D", shape=(3,))
+    check(lambda v: (v == [np.datetime64("2000-01-01")] * 3, inner(v)), x)

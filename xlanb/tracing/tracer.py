@@ -592,8 +592,9 @@ def _static_indices(static_argnums, nargs: int) -> frozenset[int]:
 
 def has_tracer(tree: Any) -> bool:
     """Whether a pytree of arguments holds a Tracer."""
+    from .datetimes.array import DatetimeTracer
     leaves, _ = tree_flatten(tree)
-    return any(isinstance(leaf, Tracer) for leaf in leaves)
+    return any(isinstance(leaf, (Tracer, DatetimeTracer)) for leaf in leaves)
 
 
 def is_array_leaf(leaf: Any) -> bool:

@@ -223,7 +223,7 @@ def _operand_dtype(x):
         return x.dtype
     if type(x) in (bool, int, float, complex):
         return type(x)
-    if isinstance(x, str):                           # np.less(d, '2020-01-01')
+    if isinstance(x, (str, list, tuple)):            # NumPy makes an array of them
         return np.asarray(x).dtype
     raise refuse(f"a {type(x).__name__} operand")
 
@@ -251,8 +251,6 @@ def _write_out(out, results, what):
 
 def _operator(ufunc, reflected: bool = False):
     def method(self, other):
-        if isinstance(other, (list, dict, set)):
-            return NotImplemented
         return ufunc(other, self) if reflected else ufunc(self, other)
     return method
 

@@ -17,7 +17,7 @@ from ..source import entry
 from .array import DatetimeTracer, refuse, wrap
 from .units import NAT, cast, is_time
 
-# functions whose array arguments are all data (times), and where np.where's condition is
+# functions that move or select elements: they run on the counts
 _SHAPE_FUNCTIONS = {np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis,
                     np.squeeze, np.expand_dims, np.broadcast_to, np.copy, np.flip,
                     np.roll, np.tile, np.repeat, np.concatenate, np.stack, np.hstack,
@@ -50,36 +50,41 @@ def _is_data(x) -> bool:
         isinstance(x, (np.ndarray, np.generic)) and is_time(x.dtype))
 
 
+# where each function takes its data: np.where's values, a sequence's arrays, else args[0]
+_DATA = {np.where: slice(1, 3), np.concatenate: slice(0, 1), np.stack: slice(0, 1),
+         np.hstack: slice(0, 1), np.vstack: slice(0, 1)}
+
+
 def _on_counts(func, args, kwargs):
-    """`func` on the counts of its time operands promoted to one dtype."""
-    from ..tracer import Tracer
-    first = 1 if func is np.where else 0            # np.where's condition is not data
+    """`func` on the counts of its data promoted to one time dtype; data that is not a
+    time array (`np.where(c, d, 0)`: NumPy's promotion refuses it) is refused."""
+    place = _DATA.get(func, slice(0, 1))
     data = []
 
-    def collect(x):
-        if isinstance(x, (list, tuple)):
+    def collect(x, sequence: bool):
+        if sequence and isinstance(x, (list, tuple)):
             for item in x:
-                collect(item)
+                collect(item, False)
         elif _is_data(x):
             data.append(x)
-        elif isinstance(x, Tracer) or isinstance(x, np.ndarray):
-            raise refuse(f"mixing a {x.dtype} array with datetime64/timedelta64 arrays")
-    for x in args[first:]:
-        collect(x)
+        else:
+            raise refuse(f"a {getattr(x, 'dtype', type(x).__name__)} operand among "
+                         "datetime64/timedelta64 ones")
+    for x in args[place]:
+        collect(x, func in _DATA and func is not np.where)
     for key in ("dtype", "out", "like"):
         if kwargs.get(key) is not None:
             raise refuse(f"the `{key}` argument")
-    common = np.result_type(*[x.dtype for x in data])
+    common = np.result_type(*[x.dtype for x in data])     # NumPy's TypeError if none
 
     def convert(x):
         if isinstance(x, (list, tuple)):
             return type(x)(convert(item) for item in x)
         if isinstance(x, DatetimeTracer):
             return cast(x.ints, x.dtype, common)
-        if _is_data(x):
-            return np.asarray(x).astype(common).view(np.int64)
-        return x
-    converted = list(args[:first]) + [convert(x) for x in args[first:]]
+        return np.asarray(x).astype(common).view(np.int64)
+    converted = list(args)
+    converted[place] = [convert(x) for x in args[place]]
     result = func(*converted, **kwargs)
     if isinstance(result, (list, tuple)):
         return type(result)(wrap(r, common) for r in result)

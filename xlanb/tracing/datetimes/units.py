@@ -122,23 +122,27 @@ _DAYS = np.dtype("M8[D]")
 
 
 def _to_days(values, source: np.dtype):
-    """Days since 1970-01-01 of datetime64 counts (floored for finer units)."""
+    """Days since 1970-01-01 of datetime64 counts, as NumPy's datetime struct gets them:
+    the count times the multiplier in the base unit (wrapping), floored to days."""
     base, count = unit(source)
+    if count != 1:
+        values = values * np.int64(count)
     if base not in CALENDAR:
-        return _scale(values, source, _DAYS)
-    months = values * np.int64(count * (12 if base == "Y" else 1))
-    year = months // 12 + 1970
-    return days_from_civil(year, months % 12 + 1)
+        return _scale(values, np.dtype(f"M8[{base}]"), _DAYS)
+    months = values * np.int64(12) if base == "Y" else values
+    return days_from_civil(months // 12 + 1970, months % 12 + 1)
 
 
 def _from_days(days, target: np.dtype):
+    """Counts of `target` from days, as NumPy's datetime struct gives them: the value in
+    the base unit (wrapping), floor-divided by the multiplier."""
     base, count = unit(target)
     if base not in CALENDAR:
-        return _scale(days, _DAYS, target)
-    year, month = civil_from_days(days)
-    if base == "Y":
-        return (year - 1970) // np.int64(count)
-    return ((year - 1970) * 12 + month - 1) // np.int64(count)
+        value = _scale(days, _DAYS, np.dtype(f"M8[{base}]"))
+    else:
+        year, month = civil_from_days(days)
+        value = year - 1970 if base == "Y" else (year - 1970) * 12 + month - 1
+    return value // np.int64(count) if count != 1 else value
 
 
 def days_from_civil(year, month):

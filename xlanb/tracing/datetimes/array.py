@@ -257,6 +257,9 @@ def _operator(ufunc, reflected: bool = False):
 
 def _inplace(ufunc):
     def method(self, other):
+        root = self.ints.root if self.ints.root is not None else self.ints
+        if root.writeable is None:       # a scalar (`x[2] += d`): Python rebinds the name
+            return ufunc(self, other)
         ufunc(self, other, out=self)
         return self
     return method

@@ -30,6 +30,7 @@ from xlanb_runtime.ir import Node
 from xlanb_runtime.ir import builder as B
 
 from ..errors import AliasingError, ReadOnlyArrayError
+from .datetimes.boundary import as_counts, as_time_outputs
 from .views import ViewStep, apply_steps, place_flat
 
 
@@ -235,12 +236,6 @@ def call_params(traced, leaves: Sequence) -> list:
             for p, i in enumerate(traced.param_leaves)]
 
 
-def as_counts(leaf):
-    """A datetime64/timedelta64 leaf as the int64 counts the program takes."""
-    if isinstance(leaf, np.ndarray):
-        return leaf.view(np.int64)
-    return np.asarray(leaf).view(np.int64)[()]
-
 
 def distinct_outputs(outs: list, count: int) -> list:
     """The first `count` outputs with no array object given twice: a program returns one
@@ -277,10 +272,7 @@ def finish_call(traced, params: Sequence, leaves: Sequence, outs: list) -> list:
             outs[index] = apply_steps(params[source.param], source.steps)
     for index, value in traced.const_outputs.items():
         outs[index] = value
-    for index, dtype in traced.time_outputs.items():   # int64 counts -> the time dtype
-        value = outs[index]
-        if value.dtype != dtype:
-            outs[index] = value.view(dtype)
+    as_time_outputs(traced.time_outputs, outs)
     as_scalars(traced.scalar_outputs, outs)
     for index in traced.bytes_outputs:             # `return x.tobytes()`: NumPy's bytes
         outs[index] = np.asarray(outs[index]).tobytes()

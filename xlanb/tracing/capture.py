@@ -466,7 +466,8 @@ def _wrap(original):
 
 
 def _traced_creation(original, args, kwargs):
-    from .tracer import Tracer, current_context, is_time_leaf
+    from .datetimes.boundary import is_time_leaf
+    from .tracer import Tracer, current_context
     context = current_context()
     if context is None:
         return original(*args, **kwargs)

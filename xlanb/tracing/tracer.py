@@ -37,6 +37,7 @@ from ..pytree import PyTreeDef, tree_flatten, tree_unflatten
 from .source import entry, user_location
 from .capture import capture_creation
 from .views import c_strides, read_through, write_through
+from .datetimes.boundary import is_time_leaf
 
 _ACTIVE: contextvars.ContextVar["TraceContext | None"] = contextvars.ContextVar(
     "xlanb_trace_context", default=None)
@@ -745,21 +746,6 @@ def _refuse_unsupported_dtype(index: int, leaf) -> None:
         "`xlanb.jit(f, must_compile=False)`")
 
 
-def is_time_leaf(leaf) -> bool:
-    """A datetime64/timedelta64 array or scalar in the machine's byte order: traced as
-    its int64 counts (datetimes/)."""
-    return isinstance(leaf, (np.ndarray, np.generic)) and leaf.dtype.kind in "Mm" and \
-        leaf.dtype.isnative and np.datetime_data(leaf.dtype)[0] != "generic"
-
-
-def _refuse_overlapping_times(index: int) -> None:
-    from ..errors import UnsupportedDTypeError
-    raise UnsupportedDTypeError(
-        "datetime64/timedelta64 arguments that overlap in memory are not traced",
-        op_name=f"argument {index}", hint="pass a copy of one of them, or run the function "
-        "with NumPy: `xlanb.jit(f, must_compile=False)`")
-
-
 def _refuse_dtype_made_by(node: Node) -> None:
     from ..errors import UnsupportedDTypeError
     raise UnsupportedDTypeError(
@@ -782,7 +768,7 @@ class _Arguments:
     """The traced stand-ins for a call's leaves, and what became of them after the call."""
 
     def __init__(self, context: TraceContext, leaves: list, static_leaves):
-        from .boundary import as_counts, find_aliases, flat_memory, strided_step
+        from .boundary import find_aliases, flat_memory, strided_step
         self.context = context
         self.aliases = find_aliases(leaves)
         self.param_leaves: list[int] = []
@@ -793,22 +779,12 @@ class _Arguments:
         same = self.aliases.same if self.aliases else {}
         grouped = {i: g for g in (self.aliases.groups if self.aliases else ()) for i in g}
         flat_roots: dict = {}
-        self.time_params: dict[int, np.dtype] = {}
+        self.time_params: dict[int, np.dtype] = {}    # param index -> time dtype
         for i, leaf in enumerate(leaves):
             _refuse_subclass(i, leaf)
-            if is_time_leaf(leaf):
-                if i in grouped:
-                    _refuse_overlapping_times(i)
-                if i not in same and i not in static_leaves:
-                    self.time_params[len(self.param_leaves)] = leaf.dtype
-                    tracer = self._param(i, as_counts(leaf))
-                else:
-                    tracer = self.traced[same[i]].ints if i in same else None
-                if tracer is not None:
-                    from .datetimes.array import DatetimeTracer
-                    self.leaf_of[id(tracer)] = i
-                    self.traced.append(DatetimeTracer(tracer, leaf.dtype))
-                    continue
+            if is_time_leaf(leaf) and i not in static_leaves:
+                self._time_argument(i, leaf, same, grouped)
+                continue
             _refuse_unsupported_dtype(i, leaf)
             if isinstance(leaf, _RANDOM_STATES):
                 stand_in = context.random_state_argument(leaf)
@@ -832,6 +808,21 @@ class _Arguments:
                 tracer = self._param(i, leaf)
             self.leaf_of[id(tracer)] = i
             self.traced.append(tracer)
+
+    def _time_argument(self, i: int, leaf, same: dict, grouped: dict) -> None:
+        """A datetime64/timedelta64 leaf: a parameter of its int64 counts, seen by the
+        function as a DatetimeTracer (datetimes/boundary.py)."""
+        from .datetimes.array import DatetimeTracer
+        from .datetimes.boundary import as_counts, refuse_overlapping
+        if i in grouped:
+            raise refuse_overlapping(i)
+        if i in same:
+            tracer = self.traced[same[i]].ints
+        else:
+            self.time_params[len(self.param_leaves)] = leaf.dtype
+            tracer = self._param(i, as_counts(leaf))
+        self.leaf_of[id(tracer)] = i
+        self.traced.append(DatetimeTracer(tracer, leaf.dtype))
 
     def _param(self, leaf_index: int, leaf, flat: bool = False) -> Tracer:
         from .views import element_strides, overlaps_itself
@@ -928,7 +919,8 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
         out_leaves = [leaf.materialize("returning x[mask]")   # `return x[mask]`
                       if isinstance(leaf, MaskedSelection) else leaf for leaf in out_leaves]
         from .lowering.stride_tricks import TracedBytes
-        out_leaves, time_outputs = _time_outputs(out_leaves)
+        from .datetimes.boundary import split_outputs
+        out_leaves, time_outputs = split_outputs(out_leaves)
         bytes_outputs, scalar_outputs = set(), {}
         for i, leaf in enumerate(out_leaves):
             if isinstance(leaf, TracedBytes):               # `return x.tobytes()`
@@ -967,13 +959,6 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
                   effects, frozenset(context.flag_leaves), frozenset(bytes_outputs),
                   scalar_outputs, dict(arguments.time_params), time_outputs)
 
-
-def _time_outputs(out_leaves: list) -> tuple[list, dict]:
-    """Traced datetime outputs as their int64 counts, and output index -> their dtype."""
-    from .datetimes.array import DatetimeTracer
-    dtypes = {i: leaf.dtype for i, leaf in enumerate(out_leaves)
-              if isinstance(leaf, DatetimeTracer)}
-    return [leaf.ints if i in dtypes else leaf for i, leaf in enumerate(out_leaves)], dtypes
 
 
 def _scalar_kind(leaf) -> str | None:

@@ -315,3 +315,23 @@ def test_every_loop_rule_equals_numpy_on_concrete_counts(ufunc):
             np.testing.assert_array_equal(g, e, err_msg=str(combo))
         checked += 1
     assert checked
+
+
+def test_must_compile_false_breaks_and_refusals():
+    def shift_then_break(x):
+        x += np.timedelta64(1, "D")
+        if np.isnat(x).any():                       # a break: Python needs the value
+            x = x + np.timedelta64(1, "D")
+        return x - np.datetime64("2020-01-01")
+
+    def shift_then_median(x):
+        x += np.timedelta64(1, "D")                 # written once, by NumPy's own call
+        return np.median(x - np.datetime64("2020-01-01"))
+    for fn in (shift_then_break, shift_then_median):
+        f = xlanb.jit(fn, must_compile=False)
+        for _ in range(3):
+            mine = times("M", "D")
+            theirs = mine.copy()
+            same(f(mine), fn(theirs))
+            same(mine, theirs)
+    assert "unsupported dtype" in str(f.report) and "runs with NumPy" in str(f.report)

@@ -181,7 +181,7 @@ def test_returning_the_argument_gives_the_callers_object():
     lambda x: np.cumsum(x),
     lambda x: np.sin(x.view(np.int64)) + x,
     lambda x: np.unique(x),
-    lambda x: np.nanmax(x),
+    lambda x: np.nanargmax(x),
     lambda x: np.argsort(x),              # default kind: ties order as NumPy's introsort
     lambda x: x.prod(),                   # NumPy's TypeError
 ])
@@ -335,3 +335,20 @@ def test_must_compile_false_breaks_and_refusals():
             same(f(mine), fn(theirs))
             same(mine, theirs)
     assert "unsupported dtype" in str(f.report) and "runs with NumPy" in str(f.report)
+
+
+def test_nan_reductions_diff_likes_and_copyto():
+    for x in (times("m", "s", shape=(3, 4), nat_every=5),
+              np.array([[1, NAT, 2], [NAT, NAT, NAT]]).view("m8[s]")):
+        check(lambda v: (np.nanmin(v), np.nanmax(v), np.nanmin(v, axis=1),
+                         np.nanmax(v, axis=0, keepdims=True)), x)
+    dates = times("M", "D", shape=(3, 5), nat_every=4)
+    check(lambda v: (np.diff(v), np.diff(v, n=2, axis=0), np.diff(v - v[0]),
+                     np.zeros_like(v), np.ones_like(v), np.empty_like(v).shape,
+                     np.full_like(v, np.datetime64("2000-01-01T12", "h")),
+                     np.zeros_like(v, shape=(2,))), dates)
+
+    def copy_into(dst, src):
+        np.copyto(dst, src)
+        np.copyto(dst[0], np.datetime64("1999-01-01"))
+    check(copy_into, times("M", "s", shape=(3, 5)), dates)

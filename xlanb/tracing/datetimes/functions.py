@@ -5,7 +5,8 @@ their time operands to one dtype as NumPy does (`np.result_type`, with NumPy's T
 where it refuses), run on the int64 counts and give that dtype back.  Reductions follow
 NumPy's NaT rules: `np.min`/`np.max` give NaT when any element is NaT, `np.argmin`/
 `np.argmax` the first NaT's index, `np.sort` (and a stable `np.argsort`) puts NaT last,
-a timedelta `np.sum`/`np.mean` is NaT where any element is.  Any other function is an
+a timedelta `np.sum`/`np.mean` is NaT where any element is, `np.nanmin`/`np.nanmax`
+skip NaT; `np.diff`, `*_like` and `np.copyto` work on times.  Any other function is an
 UnsupportedDTypeError.
 """
 from __future__ import annotations
@@ -15,18 +16,26 @@ import numpy as np
 from ..lowering import public_name, SCALAR_RESULTS
 from ..source import entry
 from .array import DatetimeTracer, refuse, wrap
-from .units import NAT, cast, is_time
+from .units import INT64_MAX, NAT, cast, is_time
 
 # functions that move or select elements: they run on the counts
-_SHAPE_FUNCTIONS = {np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis,
-                    np.squeeze, np.expand_dims, np.broadcast_to, np.copy, np.flip,
-                    np.roll, np.tile, np.repeat, np.concatenate, np.stack, np.hstack,
-                    np.vstack, np.atleast_1d, np.atleast_2d, np.where, np.take,
-                    np.fliplr, np.flipud, np.rot90, np.array, np.asarray, np.ascontiguousarray}
+_SHAPE_FUNCTIONS = frozenset((
+    np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.squeeze,
+    np.expand_dims, np.broadcast_to, np.copy, np.flip, np.roll, np.tile, np.repeat,
+    np.concatenate, np.stack, np.hstack, np.vstack, np.atleast_1d, np.atleast_2d,
+    np.where, np.take, np.fliplr, np.flipud, np.rot90, np.array, np.asarray,
+    np.ascontiguousarray))
+
+
+def _numpy_function(func):
+    """NumPy's own function where `func` is capture's wrapper of it (this module may be
+    imported while a trace has the creation functions wrapped)."""
+    return func.__wrapped__ if getattr(func, "_xlanb_capture", False) else func
 
 
 def lower_function(func, args, kwargs):
     what = public_name(func)
+    func = _numpy_function(func)
     with entry(what):
         if func in _SHAPE_FUNCTIONS:
             return _on_counts(func, args, kwargs)
@@ -168,6 +177,64 @@ def _argsort(a, axis=-1, kind=None, order=None, **kwargs):
     return np.argsort(_counts_of(a) - np.int64(1), axis=axis, kind="stable")
 
 
+def _nanmin(a, axis=None, out=None, keepdims=False, **kwargs):
+    """NaT skipped (NaT where a slice is all NaT, as NumPy, which also warns)."""
+    _no_options(out, kwargs)
+    ints = _counts_of(a)
+    nat = ints == NAT
+    least = np.min(np.where(nat, INT64_MAX, ints), axis=axis, keepdims=keepdims)
+    return wrap(np.where(np.all(nat, axis=axis, keepdims=keepdims), NAT, least), a.dtype)
+
+
+def _nanmax(a, axis=None, out=None, keepdims=False, **kwargs):
+    """NaT is the smallest int64: the int64 maximum skips it (and is NaT when all are)."""
+    _no_options(out, kwargs)
+    return wrap(np.max(_counts_of(a), axis=axis, keepdims=keepdims), a.dtype)
+
+
+def _diff(a, n=1, axis=-1, **kwargs):
+    """Successive differences with the time subtraction (NaT-aware, datetimes give
+    timedeltas), as NumPy's np.diff computes them."""
+    if kwargs:
+        raise refuse("`prepend=`/`append=` of np.diff")
+    axis = axis % a.ndim if a.ndim else axis
+    for _ in range(int(n)):
+        later = tuple(slice(1, None) if i == axis else slice(None) for i in range(a.ndim))
+        earlier = tuple(slice(None, -1) if i == axis else slice(None) for i in range(a.ndim))
+        a = np.subtract(a[later], a[earlier])
+    return a
+
+
+def _like(fill):
+    def rule(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
+        if dtype is not None and np.dtype(dtype) != a.dtype or kwargs:
+            raise refuse("a dtype or option other than the array's")
+        counts = np.zeros_like(_counts_of(a), order=order) if shape is None else \
+            np.zeros(shape, np.int64, order="C" if order in ("K", "A") else order)
+        return wrap(counts + np.int64(fill), a.dtype)
+    return rule
+
+
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    if dtype is not None and np.dtype(dtype) != a.dtype or kwargs:
+        raise refuse("a dtype or option other than the array's")
+    zeros = _like(0)(a, order=order, shape=shape)
+    zeros[...] = fill_value
+    return zeros
+
+
+def _copyto(dst, src, casting="same_kind", where=True):
+    """`np.copyto` into a traced time array (NumPy's casting check, then an index write)."""
+    from ..tracer import Tracer
+    if not isinstance(dst, DatetimeTracer) or where is not True:
+        raise refuse("np.copyto other than into a datetime64/timedelta64 array")
+    source = src.dtype if isinstance(src, (DatetimeTracer, Tracer)) else np.asarray(src).dtype
+    if not np.can_cast(source, dst.dtype, casting):
+        raise TypeError(f"Cannot cast array data from {source!r} to {dst.dtype!r} "
+                        f"according to the rule {casting!r}")
+    dst[...] = np.broadcast_to(src, dst.shape) if isinstance(src, DatetimeTracer) else src
+
+
 def _no_options(out, kwargs, dtype=None) -> None:
     if out is not None or kwargs or dtype is not None:
         raise refuse("`out=`, `initial=` or `where=` of a datetime reduction")
@@ -177,8 +244,13 @@ def _shape(a):
     return a.shape
 
 
-_RULES = {np.min: _min, np.amin: _min, np.max: _max, np.amax: _max, np.argmin: _argmin,
-          np.argmax: _argmax, np.sort: _sort, np.argsort: _argsort, np.sum: _sum,
-          np.mean: _mean, np.shape: _shape,
-          np.ndim: lambda a: a.ndim, np.size: lambda a, axis=None:
-          a.size if axis is None else a.shape[axis]}
+_RULES = {
+    np.min: _min, np.amin: _min, np.max: _max, np.amax: _max, np.argmin: _argmin,
+    np.argmax: _argmax, np.sort: _sort, np.argsort: _argsort, np.sum: _sum, np.mean: _mean,
+    np.nanmin: _nanmin, np.nanmax: _nanmax, np.diff: _diff, np.zeros_like: _like(0),
+    np.empty_like: _like(0), np.ones_like: _like(1), np.full_like: _full_like,
+    np.copyto: _copyto, np.shape: _shape, np.ndim: lambda a: a.ndim,
+    np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis]}
+# keyed by NumPy's own functions, also when imported while capture wraps the creation ones
+_SHAPE_FUNCTIONS = frozenset(_numpy_function(f) for f in _SHAPE_FUNCTIONS)
+_RULES = {_numpy_function(f): rule for f, rule in _RULES.items()}

@@ -352,3 +352,14 @@ def test_nan_reductions_diff_likes_and_copyto():
         np.copyto(dst, src)
         np.copyto(dst[0], np.datetime64("1999-01-01"))
     check(copy_into, times("M", "s", shape=(3, 5)), dates)
+
+
+def test_out_arguments_views_and_shape_setting():
+    def fn(x, flags):
+        np.isnat(x, out=flags)
+        np.add(x, np.timedelta64(1, "h"), out=x)
+        y = x.view(np.ndarray)[::-1]
+        z = x.copy()
+        z.shape = (2, 3)
+        return y, z
+    check(fn, times("M", "h", shape=(6,)), np.zeros(6, bool))

@@ -14,6 +14,8 @@ unit as NumPy promotes them), min/max/argmin/argmax (NaT wins, as in NumPy), `np
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from ...errors import UnsupportedDTypeError
@@ -44,7 +46,14 @@ class DatetimeTracer:
         self.ints = ints
         self.dtype = np.dtype(dtype)
 
-    shape = property(lambda self: self.ints.shape)
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.ints.shape
+
+    @shape.setter
+    def shape(self, shape) -> None:      # NumPy's in-place reshape, of the counts
+        self.ints.shape = shape
+
     ndim = property(lambda self: self.ints.ndim)
     size = property(lambda self: self.ints.size)
     itemsize = property(lambda self: 8)
@@ -95,10 +104,11 @@ class DatetimeTracer:
         return self.ints.astype(dtype)        # NumPy's cast of the counts (NaT: int64 min)
 
     def view(self, dtype=None, type=None):
-        if type is not None or dtype is None:
-            return DatetimeTracer(self.ints[...], self.dtype) if type is None else \
-                self.ints.view(dtype, type)
-        dtype = np.dtype(dtype)
+        if isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray):
+            dtype, type = None, dtype
+        if type not in (None, np.ndarray):
+            raise refuse(f"a view as {getattr(type, '__name__', type)}", "x.view()")
+        dtype = self.dtype if dtype is None else np.dtype(dtype)
         if is_time(dtype):
             return DatetimeTracer(self.ints[...], dtype)
         return self.ints.view(dtype)
@@ -240,7 +250,8 @@ def _write_out(out, results, what):
     for dest, result in zip(out, results):
         if dest is None:
             continue
-        if not isinstance(dest, DatetimeTracer) or not isinstance(result, DatetimeTracer):
+        if isinstance(dest, DatetimeTracer) != isinstance(result, DatetimeTracer) or \
+                not hasattr(dest, "context"):
             raise refuse(f"`out=` of {getattr(dest, 'dtype', type(dest).__name__)}", what)
         if not np.can_cast(result.dtype, dest.dtype, "same_kind"):
             raise TypeError(f"Cannot cast ufunc {what!r} output from {result.dtype!r} to "

@@ -363,3 +363,14 @@ def test_out_arguments_views_and_shape_setting():
         z.shape = (2, 3)
         return y, z
     check(fn, times("M", "h", shape=(6,)), np.zeros(6, bool))
+
+
+def test_writing_numbers_into_time_arrays():
+    def fn(x, b, i, u, f):
+        x[0:2] = b
+        x[2:4] = i
+        x[4:6] = u
+        x[6:] = f
+    check(fn, times("M", "D", shape=(10,)), np.array([True, False]),
+          np.array([7, -3], np.int32), np.array([2**63 + 5, 1], np.uint64),
+          np.array([-1.5, np.nan, 2.7, 1e3]))

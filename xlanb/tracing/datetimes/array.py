@@ -193,9 +193,11 @@ def as_counts(value, dtype: np.dtype):
             raise refuse(f"writing {value.dtype} into {dtype}", "x[...] = v")
         return cast(value.ints, value.dtype, dtype)
     if isinstance(value, Tracer):
+        if value.dtype.kind == "f":                # C's cast toward zero, NaN: NaT
+            return np.where(np.isnan(value), NAT, value.astype(np.int64))
         if value.dtype.kind not in "biu":
             raise refuse(f"writing {value.dtype} into {dtype}", "x[...] = v")
-        return value.astype(np.int64)
+        return value.astype(np.int64)              # the numbers as counts
     scratch = np.empty(np.shape(value), dtype)        # NumPy's own conversion
     scratch[...] = value
     return scratch.view(np.int64)

@@ -101,10 +101,7 @@ for _name in ("unique_all", "unique_counts", "unique_inverse", "unique_values"):
 
 # Functions with no lowering by design, other than data-dependent shapes: (what happens,
 # what to use instead); the error's text and the support table's note.
-UNSUPPORTED_REASONS: dict[Callable, tuple[str, str]] = {
-    np.isnat: ("it takes datetime64/timedelta64 arrays only", "Pass a datetime64 or "
-               "timedelta64 array"),
-}
+UNSUPPORTED_REASONS: dict[Callable, tuple[str, str]] = {}
 
 
 def data_dependent_hint(func: Callable) -> str:

@@ -236,7 +236,6 @@ def call_params(traced, leaves: Sequence) -> list:
             for p, i in enumerate(traced.param_leaves)]
 
 
-
 def distinct_outputs(outs: list, count: int) -> list:
     """The first `count` outputs with no array object given twice: a program returns one
     buffer for outputs that compute the same value (`a // b` and `np.divmod(a, b)[0]`), where

@@ -37,7 +37,7 @@ from ..pytree import PyTreeDef, tree_flatten, tree_unflatten
 from .source import entry, user_location
 from .capture import capture_creation
 from .views import c_strides, read_through, write_through
-from .datetimes.boundary import is_time_leaf
+from .datetimes.boundary import is_time_leaf, split_outputs
 
 _ACTIVE: contextvars.ContextVar["TraceContext | None"] = contextvars.ContextVar(
     "xlanb_trace_context", default=None)
@@ -919,7 +919,6 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
         out_leaves = [leaf.materialize("returning x[mask]")   # `return x[mask]`
                       if isinstance(leaf, MaskedSelection) else leaf for leaf in out_leaves]
         from .lowering.stride_tricks import TracedBytes
-        from .datetimes.boundary import split_outputs
         out_leaves, time_outputs = split_outputs(out_leaves)
         bytes_outputs, scalar_outputs = set(), {}
         for i, leaf in enumerate(out_leaves):
@@ -958,7 +957,6 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
                   aliases.key if aliases else None, frozenset(context.scalar_leaves),
                   effects, frozenset(context.flag_leaves), frozenset(bytes_outputs),
                   scalar_outputs, dict(arguments.time_params), time_outputs)
-
 
 
 def _scalar_kind(leaf) -> str | None:

@@ -374,3 +374,17 @@ def test_writing_numbers_into_time_arrays():
     check(fn, times("M", "D", shape=(10,)), np.array([True, False]),
           np.array([7, -3], np.int32), np.array([2**63 + 5, 1], np.uint64),
           np.array([-1.5, np.nan, 2.7, 1e3]))
+
+
+GLOBAL_START = np.array(["2020-01-01", "2021-01-01"], "M8[D]")
+
+
+def test_global_time_arrays_are_read_at_every_call():
+    f = xlanb.jit(lambda x: x - GLOBAL_START, tiered=False)
+    x = np.array(["2022-01-01", "NaT"], "M8[D]")
+    same(f(x), x - GLOBAL_START)
+    GLOBAL_START[0] = np.datetime64("2000-01-01")
+    try:
+        same(f(x), x - GLOBAL_START)
+    finally:
+        GLOBAL_START[0] = np.datetime64("2020-01-01")

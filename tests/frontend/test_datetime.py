@@ -388,3 +388,12 @@ def test_global_time_arrays_are_read_at_every_call():
         same(f(x), x - GLOBAL_START)
     finally:
         GLOBAL_START[0] = np.datetime64("2020-01-01")
+
+
+def test_searchsorted():
+    edges = np.sort(times("M", "D", shape=(9,), nat_every=4))       # NaT last
+    probes = times("M", "h", shape=(6,), nat_every=3)
+    shuffled = times("M", "D", shape=(9,), nat_every=4)            # unsorted: same search
+    check(lambda e, p, u: (np.searchsorted(e, p), e.searchsorted(p, side="right"),
+                           np.searchsorted(e, np.datetime64("1970-01-20")),
+                           np.searchsorted(u, p)), edges, probes, shuffled)

@@ -158,6 +158,9 @@ class DatetimeTracer:
     def argsort(self, axis=-1, kind=None, order=None):
         return np.argsort(self, axis=axis, kind=kind, order=order)
 
+    def searchsorted(self, v, side="left", sorter=None):
+        return np.searchsorted(self, v, side=side, sorter=sorter)
+
     def sort(self, axis=-1, kind=None, order=None) -> None:
         self[...] = np.sort(self, axis=axis, kind=kind, order=order)
 

@@ -6,7 +6,7 @@ where it refuses), run on the int64 counts and give that dtype back.  Reductions
 NumPy's NaT rules: `np.min`/`np.max` give NaT when any element is NaT, `np.argmin`/
 `np.argmax` the first NaT's index, `np.sort` (and a stable `np.argsort`) puts NaT last,
 a timedelta `np.sum`/`np.mean` is NaT where any element is, `np.nanmin`/`np.nanmax`
-skip NaT; `np.diff`, `*_like` and `np.copyto` work on times.  Any other function is an
+skip NaT; `np.diff`, `np.searchsorted`, `*_like` and `np.copyto` work on times.  Any other function is an
 UnsupportedDTypeError.
 """
 from __future__ import annotations
@@ -235,6 +235,18 @@ def _copyto(dst, src, casting="same_kind", where=True):
     dst[...] = np.broadcast_to(src, dst.shape) if isinstance(src, DatetimeTracer) else src
 
 
+def _searchsorted(a, v, side="left", sorter=None):
+    """On `v - 1` keys as `_sort`: NaT orders last, every comparison NumPy's binary search
+    makes comes out the same, so the indices are NumPy's (sorted `a` or not)."""
+    if sorter is not None or not isinstance(a, DatetimeTracer) or not _is_data(v):
+        raise refuse("np.searchsorted other than of times in a time array, without sorter")
+    common = np.result_type(a.dtype, v.dtype)
+    one = np.int64(1)
+    keys = cast(v.ints, v.dtype, common) if isinstance(v, DatetimeTracer) else \
+        np.asarray(v).astype(common).view(np.int64)
+    return np.searchsorted(cast(a.ints, a.dtype, common) - one, keys - one, side=side)
+
+
 def _no_options(out, kwargs, dtype=None) -> None:
     if out is not None or kwargs or dtype is not None:
         raise refuse("`out=`, `initial=` or `where=` of a datetime reduction")
@@ -249,7 +261,7 @@ _RULES = {
     np.argmax: _argmax, np.sort: _sort, np.argsort: _argsort, np.sum: _sum, np.mean: _mean,
     np.nanmin: _nanmin, np.nanmax: _nanmax, np.diff: _diff, np.zeros_like: _like(0),
     np.empty_like: _like(0), np.ones_like: _like(1), np.full_like: _full_like,
-    np.copyto: _copyto, np.shape: _shape, np.ndim: lambda a: a.ndim,
+    np.copyto: _copyto, np.searchsorted: _searchsorted, np.shape: _shape, np.ndim: lambda a: a.ndim,
     np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis]}
 # keyed by NumPy's own functions, also when imported while capture wraps the creation ones
 _SHAPE_FUNCTIONS = frozenset(_numpy_function(f) for f in _SHAPE_FUNCTIONS)

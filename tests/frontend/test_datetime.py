@@ -241,7 +241,9 @@ def test_arrays_made_in_the_function_and_asarray():
         out[...] = x
         out[0] = np.datetime64("2001-01-01")
         made = np.array(["2020-01-01", "NaT", "1960-05-05"], "M8[D]")
-        return out, np.asarray(x) - made[0], np.array(x, dtype="M8[h]"), made[1:]
+        days = np.arange(np.datetime64("2020-01-01"), np.datetime64("2020-01-04"))
+        return (out, np.asarray(x) - made[0], np.array(x, dtype="M8[h]"), made[1:],
+                days - x, np.full(2, np.datetime64("2020-02-02T10", "h")))
     check(fill, times("M", "D", shape=(3,)))
 
 

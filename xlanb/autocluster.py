@@ -381,9 +381,11 @@ class AutoClusterer:
         except ArraySubclassError as exc:  # np.matrix & co.: refused before tracing
             self.report.record_break("ndarray subclass argument", exc.location, exc.detail)
             return self._numpy_call(args, kwargs)
-        except UnsupportedDTypeError as exc:   # strings, records, '>f8'...: likewise
-            self.report.record_break("unsupported dtype argument", exc.location, exc.detail)
-            return self._numpy_call(args, kwargs)
+        except UnsupportedDTypeError as exc:   # strings, records, '>f8', an operation on
+            self.report.record_break("unsupported dtype", exc.location, exc.detail)
+            leaves, key = self.jitted.signature(args, kwargs)     # times not lowered:
+            self._choice(key, leaves).numpy_only = f"unsupported dtype: {exc.detail}"
+            return self._numpy_call(args, kwargs)             # later calls skip the trace
 
     def _numpy_call(self, args, kwargs):
         """The user's function with NumPy, on the user's arguments (without the values of

@@ -193,8 +193,10 @@ class AliasingError(CompileError, ValueError):
 
 class UnsupportedDTypeError(DTypeError, TypeError):
     """An argument whose dtype xlanb does not compile: strings, Python objects, structured
-    records, datetimes and timedeltas, long double, or a byte order other than the
-    machine's.  xlanb compiles bool, the integers, float16/32/64 and complex64/128.
+    records, datetimes and timedeltas without a unit, long double, or a byte order other
+    than the machine's; or an operation on datetime64/timedelta64 arrays that xlanb does
+    not lower (`np.median(td)`).  xlanb compiles bool, the integers, float16/32/64,
+    complex64/128 and datetime64/timedelta64 with a unit (as int64 counts).
 
     Failing::
 

@@ -431,8 +431,8 @@ UNSUPPORTED_DTYPE_ARGUMENTS = {
     "big-endian": (np.arange(4, dtype=">f8"), "byte-swapped"),
     "long double": (np.arange(4, dtype=np.longdouble), "float128"),
     "structured": (np.zeros(3, dtype=[("a", "f8"), ("b", "i4")]), "structured"),
-    "datetime": (np.array(["2020-01-01", "2021-06-30"], dtype="datetime64[D]"),
-                 "datetime64"),
+    "unitless timedelta": (np.array([1, 2], dtype="timedelta64"), "timedelta64"),
+    "big-endian datetime": (np.array(["2020-01-01"], dtype=">M8[D]"), "datetime64"),
     "strings": (np.array(["ab", "c"]), "str"),
     "long double scalar": (np.longdouble(2), "float128"),
 }

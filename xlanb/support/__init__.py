@@ -295,8 +295,10 @@ def _loop_dtypes(ufunc: np.ufunc, chars: str = _PROBE_KINDS) -> list[np.dtype] |
 
 def ufunc_status(ufunc: np.ufunc) -> tuple[str, str]:
     dtypes = _loop_dtypes(ufunc)
-    if dtypes is None:                        # datetime-only ufuncs (isnat)
-        return UNSUPPORTED, unsupported_note(ufunc) or "no numeric loop"
+    if dtypes is None:                        # datetime-only ufuncs (isnat): probe on dates
+        if not _loop_dtypes(ufunc, "Mm"):
+            return UNSUPPORTED, unsupported_note(ufunc) or "no numeric loop"
+        dtypes = [np.dtype("M8[s]")] * ufunc.nin
     shape = (3,)
     status, note = _probe_status(lambda *xs: ufunc(*xs), shape, dtypes[0],
                                  *[(shape, d) for d in dtypes[1:]])

@@ -30,6 +30,7 @@ from xlanb_runtime.ir import Node
 from xlanb_runtime.ir import builder as B
 
 from ..errors import AliasingError, ReadOnlyArrayError
+from .datetimes.boundary import as_counts, as_time_outputs
 from .views import ViewStep, apply_steps, place_flat
 
 
@@ -225,11 +226,13 @@ def strided_step(flat: np.ndarray, array: np.ndarray) -> StridedStep:
 # -- the call ---------------------------------------------------------------------------------
 
 def call_params(traced, leaves: Sequence) -> list:
-    """The arrays a compiled program takes, from the caller's flattened arguments."""
-    if not traced.flat_params and not traced.scalar_params:
+    """The arrays a compiled program takes, from the caller's flattened arguments
+    (datetime64/timedelta64 ones as their int64 counts: views, so writes reach them)."""
+    if not traced.flat_params and not traced.scalar_params and not traced.time_params:
         return [leaves[i] for i in traced.param_leaves]
     return [flat_memory(leaves[i]) if p in traced.flat_params else
-            np.asarray(leaves[i]) if p in traced.scalar_params else leaves[i]
+            np.asarray(leaves[i]) if p in traced.scalar_params else
+            as_counts(leaves[i]) if p in traced.time_params else leaves[i]
             for p, i in enumerate(traced.param_leaves)]
 
 
@@ -268,6 +271,7 @@ def finish_call(traced, params: Sequence, leaves: Sequence, outs: list) -> list:
             outs[index] = apply_steps(params[source.param], source.steps)
     for index, value in traced.const_outputs.items():
         outs[index] = value
+    as_time_outputs(traced.time_outputs, outs)
     as_scalars(traced.scalar_outputs, outs)
     for index in traced.bytes_outputs:             # `return x.tobytes()`: NumPy's bytes
         outs[index] = np.asarray(outs[index]).tobytes()

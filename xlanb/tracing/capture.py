@@ -478,15 +478,23 @@ def _wrap(original):
 
 
 def _traced_creation(original, args, kwargs):
+    from .datetimes.boundary import is_time_leaf
     from .tracer import Tracer, current_context
     context = current_context()
     if context is None:
         return original(*args, **kwargs)
     name = original.__name__
-    if name in ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray") \
-            and args and _holds_tracer(args[0]):
+    if name in _AS_ARRAY and args and _holds_tracer(args[0]):
         return _from_traced(name, args, kwargs)
+    from .datetimes.array import DatetimeTracer
+    if name in _AS_ARRAY and args and isinstance(args[0], DatetimeTracer):
+        return _from_traced_times(name, args, kwargs)
     result = original(*args, **kwargs)
+    time_dtype = None
+    if isinstance(result, np.ndarray) and is_time_leaf(result):   # traced as its counts
+        time_dtype = result.dtype
+        result = result.view(np.int64) if result.base is not None else \
+            np.array(result.view(np.int64))           # (its own memory: layout exact)
     if isinstance(result, Tracer) or not isinstance(result, np.ndarray) or \
             result.dtype.kind not in _TRACED_KINDS:
         return result
@@ -500,7 +508,25 @@ def _traced_creation(original, args, kwargs):
     if result.base is None and result.flags.writeable:   # its own memory: layout exact
         strides = element_strides(result)
         tracer._strides = strides if strides is not None else False
-    return tracer
+    return tracer if time_dtype is None else DatetimeTracer(tracer, time_dtype)
+
+
+_AS_ARRAY = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")
+
+
+def _from_traced_times(name: str, args, kwargs):
+    """np.array / np.asarray of a traced datetime array: of its counts, in its dtype (a
+    dtype asked for is NumPy's `astype`)."""
+    from .datetimes.array import DatetimeTracer
+    obj, kwargs = args[0], dict(kwargs)
+    dtype = kwargs.pop("dtype", args[1] if len(args) > 1 else None)
+    if dtype is not None and np.dtype(dtype) != obj.dtype:
+        obj = obj.astype(dtype)
+        if not isinstance(obj, DatetimeTracer):
+            return _from_traced(name, (obj,) + tuple(args[2:]), kwargs)
+        kwargs["copy"] = None if name == "array" else kwargs.get("copy")
+    counts = _from_traced(name, (obj.ints, None) + tuple(args[2:]), kwargs)
+    return DatetimeTracer(counts, obj.dtype)
 
 
 def _holds_tracer(obj) -> bool:

@@ -37,6 +37,7 @@ from ..pytree import PyTreeDef, tree_flatten, tree_unflatten
 from .source import entry, user_location
 from .capture import capture_creation
 from .views import c_strides, read_through, write_through
+from .datetimes.boundary import is_time_leaf, split_outputs
 
 _ACTIVE: contextvars.ContextVar["TraceContext | None"] = contextvars.ContextVar(
     "xlanb_trace_context", default=None)
@@ -534,6 +535,9 @@ class Tracer:
         if isinstance(dtype, type) and issubclass(dtype, np.ndarray):
             dtype, array_type = None, dtype
         target = self.dtype if dtype is None else np.dtype(dtype)
+        if target.kind in "Mm" and self.dtype == np.int64 and array_type in (None, np.ndarray):
+            from .datetimes.array import DatetimeTracer     # the same counts, as times
+            return DatetimeTracer(self[...], target)
         if array_type not in (None, np.ndarray) or target.itemsize != self.dtype.itemsize \
                 or (target != self.dtype and not all(
                     t.kind in "iuf" and t != np.float16 for t in (target, self.dtype))):
@@ -594,8 +598,9 @@ def _static_indices(static_argnums, nargs: int) -> frozenset[int]:
 
 def has_tracer(tree: Any) -> bool:
     """Whether a pytree of arguments holds a Tracer."""
+    from .datetimes.array import DatetimeTracer
     leaves, _ = tree_flatten(tree)
-    return any(isinstance(leaf, Tracer) for leaf in leaves)
+    return any(isinstance(leaf, (Tracer, DatetimeTracer)) for leaf in leaves)
 
 
 def is_array_leaf(leaf: Any) -> bool:
@@ -642,12 +647,17 @@ class Traced:
     flag_leaves: frozenset = frozenset()   # leaves whose flags it read: part of the key
     bytes_outputs: frozenset = frozenset()  # outputs returned as `.tobytes()` of the array
     scalar_outputs: dict = dataclasses.field(default_factory=dict)   # index -> "numpy"/"python"
+    # datetime64/timedelta64 leaves and outputs, which the program takes and gives as
+    # their int64 counts: param index -> dtype, output index -> dtype (datetimes/)
+    time_params: dict = dataclasses.field(default_factory=dict)
+    time_outputs: dict = dataclasses.field(default_factory=dict)
 
     @property
     def is_pure(self) -> bool:
-        """No argument written, returned or aliased: outputs are just the program's."""
+        """No argument written, returned or aliased, no time dtype to convert: outputs
+        are just the program's."""
         return not (self.writebacks or self.arg_outputs or self.flat_params or self.effects
-                    or self.bytes_outputs)
+                    or self.bytes_outputs or self.time_params or self.time_outputs)
 
     def unflatten_outputs(self, values: Sequence[Any]) -> Any:
         return tree_unflatten(self.out_tree, list(values)[:self.out_tree.num_leaves])
@@ -660,6 +670,8 @@ def _output_node(context: TraceContext, leaf: Any, index: int) -> Node:
                                   hint="return values computed inside this function")
         return leaf.node
     if isinstance(leaf, (np.ndarray, np.generic, bool, int, float, complex)):
+        if is_time_leaf(leaf):               # returned as it is (const_outputs)
+            return builder.constant(np.zeros((), np.int8))
         leaf = np.asarray(leaf)
         if not _compiles(leaf.dtype):
             from ..errors import UnsupportedDTypeError
@@ -718,8 +730,8 @@ def _compiles(dtype: np.dtype) -> bool:
     return dtype.name in DTYPE_NAMES and dtype.isnative
 
 
-_COMPILED_DTYPES = ("xlanb compiles bool, integers, float16/32/64 and complex64/128 in the "
-                    "machine's byte order")
+_COMPILED_DTYPES = ("xlanb compiles bool, integers, float16/32/64, complex64/128 and "
+                    "datetime64/timedelta64 with a unit in the machine's byte order")
 
 
 def _dtype_words(dtype: np.dtype) -> str:
@@ -772,8 +784,12 @@ class _Arguments:
         same = self.aliases.same if self.aliases else {}
         grouped = {i: g for g in (self.aliases.groups if self.aliases else ()) for i in g}
         flat_roots: dict = {}
+        self.time_params: dict[int, np.dtype] = {}    # param index -> time dtype
         for i, leaf in enumerate(leaves):
             _refuse_subclass(i, leaf)
+            if is_time_leaf(leaf) and i not in static_leaves:
+                self._time_argument(i, leaf, same, grouped)
+                continue
             _refuse_unsupported_dtype(i, leaf)
             if isinstance(leaf, _RANDOM_STATES):
                 stand_in = context.random_state_argument(leaf)
@@ -797,6 +813,21 @@ class _Arguments:
                 tracer = self._param(i, leaf)
             self.leaf_of[id(tracer)] = i
             self.traced.append(tracer)
+
+    def _time_argument(self, i: int, leaf, same: dict, grouped: dict) -> None:
+        """A datetime64/timedelta64 leaf: a parameter of its int64 counts, seen by the
+        function as a DatetimeTracer (datetimes/boundary.py)."""
+        from .datetimes.array import DatetimeTracer
+        from .datetimes.boundary import as_counts, refuse_overlapping
+        if i in grouped:
+            raise refuse_overlapping(i)
+        if i in same:
+            tracer = self.traced[same[i]].ints
+        else:
+            self.time_params[len(self.param_leaves)] = leaf.dtype
+            tracer = self._param(i, as_counts(leaf))
+        self.leaf_of[id(tracer)] = i
+        self.traced.append(DatetimeTracer(tracer, leaf.dtype))
 
     def _param(self, leaf_index: int, leaf, flat: bool = False) -> Tracer:
         from .views import element_strides, overlaps_itself
@@ -893,6 +924,7 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
         out_leaves = [leaf.materialize("returning x[mask]")   # `return x[mask]`
                       if isinstance(leaf, MaskedSelection) else leaf for leaf in out_leaves]
         from .lowering.stride_tricks import TracedBytes
+        out_leaves, time_outputs = split_outputs(out_leaves)
         bytes_outputs, scalar_outputs = set(), {}
         for i, leaf in enumerate(out_leaves):
             if isinstance(leaf, TracedBytes):               # `return x.tobytes()`
@@ -929,7 +961,7 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
                   consts, tuple(writebacks), arg_outputs, frozenset(arguments.flat_params),
                   aliases.key if aliases else None, frozenset(context.scalar_leaves),
                   effects, frozenset(context.flag_leaves), frozenset(bytes_outputs),
-                  scalar_outputs)
+                  scalar_outputs, dict(arguments.time_params), time_outputs)
 
 
 def _scalar_kind(leaf) -> str | None:

@@ -101,11 +101,7 @@ for _name in ("unique_all", "unique_counts", "unique_inverse", "unique_values"):
 
 # Functions with no lowering by design, other than data-dependent shapes: (what happens,
 # what to use instead); the error's text and the support table's note.
-UNSUPPORTED_REASONS: dict[Callable, tuple[str, str]] = {
-    np.isnat: ("datetime64 and timedelta64 arrays are not traced (it has no numeric "
-               "loop)", "Pass the dates as int64 (`d.view(np.int64)`; NaT is "
-               "`np.iinfo(np.int64).min`) and compare with that"),
-}
+UNSUPPORTED_REASONS: dict[Callable, tuple[str, str]] = {}
 
 
 def data_dependent_hint(func: Callable) -> str:

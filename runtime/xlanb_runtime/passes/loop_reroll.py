@@ -39,6 +39,7 @@ import numpy as np
 from ..ir import builder as B
 from ..ir.graph import Graph, LoopBody, Node, arg_key
 from ..ir.ops import Op
+from .loop_window import NotWindowed, WindowBuilder, shape_steps
 
 MIN_TRIPS = 8
 # Nodes a stretch must hold to roll: a short loop of elementwise steps fuses into one
@@ -84,8 +85,12 @@ def _roll_all(graph: Graph) -> Graph | None:
     # constants that count first; then, where some constant differs between copies without
     # counting (`x * c[k]`), stretches that keep it the same, as before constants counted
     context = _Context(graph, order)
+    # loops whose copies differ in a shape first (their bodies hold loops still unrolled,
+    # which roll inside the body once it is windowed); then the usual search
+    loops = _find_loops(context, _interned_keys(order, counting=True, blind=True),
+                        windowed=True)
     counting = _interned_keys(order, counting=True)
-    loops = _find_loops(context, counting)
+    loops = loops or _find_loops(context, counting)
     if not loops and any(_is_counting_constant(n) for n in order):
         exact = _interned_keys(order, counting=False)
         if max(exact) > max(counting):
@@ -98,10 +103,13 @@ def _roll_all(graph: Graph) -> Graph | None:
     return _substitute(graph, replaced)
 
 
-def _find_loops(context: "_Context", keys: list[int]) -> list["_Loop"]:
-    """Every loop one search finds, stretches that do not overlap."""
+def _find_loops(context: "_Context", keys: list[int], windowed: bool = False
+                ) -> list["_Loop"]:
+    """Every loop one search finds, stretches that do not overlap; `windowed`: only loops
+    whose copies differ in a shape (loop_window.py)."""
     loops: list[_Loop] = []
-    for period in _candidate_periods(keys):
+    periods = _window_periods(context.order, keys) if windowed else _candidate_periods(keys)
+    for period in periods:
         index = 0
         while True:
             stretch, index = next(_periodic_stretches(keys, period, index), (None, 0))
@@ -114,7 +122,8 @@ def _find_loops(context: "_Context", keys: list[int]) -> list["_Loop"]:
                 index = head        # start a node early): search again after that loop
                 continue
             stretch = _before_loops(stretch, loops)
-            loop = _Loop.match(context, stretch) if stretch.trips >= MIN_TRIPS else None
+            loop = _Loop.match(context, stretch, windowed) \
+                if stretch.trips >= MIN_TRIPS else None
             if loop is not None:
                 loops.append(loop)
     return loops
@@ -149,22 +158,24 @@ def _before_loops(stretch: "_Stretch", loops: list["_Loop"]) -> "_Stretch":
     return _Stretch(stretch.start, stretch.period, trips)
 
 
-def _interned_keys(order: list[Node], counting: bool) -> list[int]:
+def _interned_keys(order: list[Node], counting: bool, blind: bool = False) -> list[int]:
     """What two copies of a node share: op, type, arg and source line (as small ints); a
     slice's starts may differ (its steps may not), `_moves` checks how; so may a real
-    scalar constant's value where `counting`."""
+    scalar constant's value where `counting`; `blind`: so may shapes (only the rank
+    counts), which loop_window.py checks."""
     ids: dict = {}
-    return [ids.setdefault((n.op, n.shape, n.dtype.str, _copy_arg(n, counting), n.loc),
-                           len(ids)) for n in order]
+    return [ids.setdefault((n.op, n.ndim if blind else n.shape, n.dtype.str,
+                            _copy_arg(n, counting, blind), n.loc), len(ids)) for n in order]
 
 
-def _copy_arg(node: Node, counting: bool):
+def _copy_arg(node: Node, counting: bool, blind: bool = False):
     if counting and _is_counting_constant(node):
         return ("scalar", node.dtype.str)         # its value may step with the trip
     if node.op is Op.SLICE:
         return tuple(step for _, _, step in node.arg)
     if node.op is Op.PAD:
-        return tuple((low + high, interior) for low, high, interior in node.arg)
+        return tuple((0 if blind else low + high, interior)
+                     for low, high, interior in node.arg)
     return arg_key(node.arg)
 
 
@@ -202,7 +213,7 @@ def _constant_step(order, stretch, offset, trips) -> tuple[int, int | float | No
     return trips, step
 
 
-def _moves(order, stretch, trips) -> tuple[dict[int, tuple], int]:
+def _moves(order, stretch, trips, skip=()) -> tuple[dict[int, tuple], int]:
     """Offsets of slices and pads whose places move with the trip, and of scalar
     constants that count with it: offset -> (places or value in copy 0, steps per trip);
     and the copies (up to `trips`) over which every move is steady.  Only unit-stride
@@ -212,6 +223,8 @@ def _moves(order, stretch, trips) -> tuple[dict[int, tuple], int]:
                 if order[stretch.start + offset].op not in _FILLING), default=1)
     for offset in range(stretch.period):
         node = order[stretch.start + offset]
+        if offset in skip:
+            continue                            # windowed: loop_window places it
         if _is_counting_constant(node):
             steady, step = _constant_step(order, stretch, offset, trips)
             if step is None:
@@ -253,6 +266,23 @@ def _candidate_periods(keys: list[int]) -> list[int]:
             if count >= MIN_TRIPS - 1]
 
 
+def _window_periods(order: list[Node], keys: list[int]) -> list[int]:
+    """Distances between successive places where a node of one (shape-blind) key changes
+    shape, most frequent first: a loop around the nodes whose copies differ in a shape
+    (`C[i, :i+1]` changes width once per outer trip, however many inner trips read it)."""
+    last: dict[int, tuple] = {}
+    changed: dict[int, int] = {}
+    distances: Counter = Counter()
+    for index, (key, node) in enumerate(zip(keys, order)):
+        if key in last and last[key] != node.shape:
+            if key in changed:
+                distances[index - changed[key]] += 1
+            changed[key] = index
+        last[key] = node.shape
+    return [d for d, count in distances.most_common(_CANDIDATE_PERIODS)
+            if count >= MIN_TRIPS - 1]
+
+
 def _periodic_stretches(keys: list[int], period: int, index: int = 0):
     """Maximal stretches from `index` on where keys repeat with `period`, at least
     MIN_TRIPS copies long; each with the index the search resumes at."""
@@ -273,15 +303,18 @@ def _periodic_stretches(keys: list[int], period: int, index: int = 0):
 class _Loop:
     """A stretch whose copies are wired alike: what the loop node needs."""
 
-    def __init__(self, order, stretch, pattern, carried_init, invariants, results, moves):
+    def __init__(self, order, stretch, pattern, carried_init, invariants, results, moves,
+                 steps=None):
         self.order, self.stretch, self.moves = order, stretch, moves
+        self.steps = steps or {}            # offset -> shape steps (loop_window.py)
         self.pattern = pattern              # per offset: per input (kind, offset | node)
         self.carried_init = carried_init    # carried offset -> initial value node
         self.invariants = invariants        # nodes from before the loop, in first-use order
         self.results = results              # offsets the rest of the program reads
 
     @classmethod
-    def match(cls, context: _Context, stretch: _Stretch) -> "_Loop | None":
+    def match(cls, context: _Context, stretch: _Stretch, windowed: bool = False
+              ) -> "_Loop | None":
         order, position = context.order, context.position
         start, period = stretch.start, stretch.period
 
@@ -318,19 +351,33 @@ class _Loop:
             carried = order[start + offset]
             if (init.shape, init.dtype) != (carried.shape, carried.dtype):
                 return None
-        moves, trips = _moves(order, stretch, trips)
+        steps = {}
+        if windowed:
+            steps, trips = shape_steps(order, start, period, trips)
+            if not steps or any(offset in steps for offset, _ in carried_init):
+                return None
+        windowed_offsets = set(steps) | {     # and what reads a windowed value
+            offset for offset, slots in enumerate(pattern)
+            if any(kind == "body" and what in steps for kind, what in slots)}
+        moves, trips = _moves(order, stretch, trips, skip=windowed_offsets)
         if trips < MIN_TRIPS or trips * period < MIN_ROLLED_NODES:
             return None
-        if moves:
+        if moves or steps:
             carried_init[TRIP] = B.constant(np.int64(0))
         stretch = _Stretch(start, period, trips)
         end = start + trips * period
         results = cls._results(context, stretch, end)
-        if results is None:
+        if results is None or any(r in steps for r in results):
             return None
         invariants = list({id(inp): inp for slots in pattern for kind, inp in slots
                            if kind == "invariant"}.values())
-        return cls(order, stretch, pattern, carried_init, invariants, results, moves)
+        loop = cls(order, stretch, pattern, carried_init, invariants, results, moves, steps)
+        if steps:
+            try:                                # built now: a refusal leaves it unrolled
+                loop.body = loop._body_graph(context.graph.name, *loop._outputs())
+            except NotWindowed:
+                return None
+        return loop
 
     @staticmethod
     def _wired_alike(order, stretch, pattern, copy, where, carried_init) -> bool:
@@ -372,9 +419,8 @@ class _Loop:
     def replacements(self, name: str) -> dict[int, Node]:
         """id(last-copy node read after the loop) -> the loop's result replacing it."""
         stretch, order = self.stretch, self.order
-        carried = sorted(self.carried_init)              # (offset, trips back)
-        extra = [r for r in self.results if (r, 1) not in self.carried_init]
-        body = self._body_graph(name, carried, extra)
+        carried, extra = self._outputs()
+        body = getattr(self, "body", None) or self._body_graph(name, carried, extra)
         spec = LoopBody(stretch.trips, len(carried), body)
         first = order[stretch.start]
         loop = B.loop([self.carried_init[c] for c in carried] + self.invariants, spec,
@@ -391,6 +437,11 @@ class _Loop:
             replaced[id(order[last + offset])] = result
         return replaced
 
+    def _outputs(self) -> tuple[list[tuple[int, int]], list[int]]:
+        """The carried values (offset, trips back), and the results not carried."""
+        carried = sorted(self.carried_init)
+        return carried, [r for r in self.results if (r, 1) not in self.carried_init]
+
     def _body_graph(self, name: str, carried: list[tuple[int, int]], extra: list[int]
                     ) -> Graph:
         """Parameters: the carried values (offset, trips back), then the invariants.
@@ -404,12 +455,17 @@ class _Loop:
         for index, node in enumerate(self.invariants, start=len(carried)):
             params[("invariant", id(node))] = B.parameter(index, node.shape, node.dtype)
         built: list[Node] = []
+        window = WindowBuilder(self.order, self.stretch.start, self.stretch.period,
+                               self.stretch.trips, self.steps, params.get(("carried", TRIP)))
         for offset, slots in enumerate(self.pattern):
             template = self.order[self.stretch.start + offset]
             inputs = [built[what] if kind == "body" else
                       params[("carried", what)] if kind == "carried" else
                       params[("invariant", id(what))] for kind, what in slots]
-            if template.op is Op.LOOP:
+            if self.steps and window.touches(offset, template, inputs):
+                with B.location(template.loc):
+                    built.append(window.build(offset, template, inputs))
+            elif template.op is Op.LOOP:
                 built.append(B.loop(inputs, template.arg, template.loc))
             elif offset in self.moves:
                 built.append(self._moving(offset, template, inputs,

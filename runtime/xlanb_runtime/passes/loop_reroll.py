@@ -87,8 +87,8 @@ def _roll_all(graph: Graph) -> Graph | None:
     context = _Context(graph, order)
     # loops whose copies differ in a shape first (their bodies hold loops still unrolled,
     # which roll inside the body once it is windowed); then the usual search
-    loops = _find_loops(context, _interned_keys(order, counting=True, blind=True),
-                        windowed=True)
+    loops = _find_loops(context, _interned_keys(order, counting=True, blind="rank"),
+                        windowed=_interned_keys(order, counting=True, blind="operands"))
     counting = _interned_keys(order, counting=True)
     loops = loops or _find_loops(context, counting)
     if not loops and any(_is_counting_constant(n) for n in order):
@@ -103,12 +103,14 @@ def _roll_all(graph: Graph) -> Graph | None:
     return _substitute(graph, replaced)
 
 
-def _find_loops(context: "_Context", keys: list[int], windowed: bool = False
+def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None = None
                 ) -> list["_Loop"]:
     """Every loop one search finds, stretches that do not overlap; `windowed`: only loops
-    whose copies differ in a shape (loop_window.py)."""
+    whose copies differ in a shape (loop_window.py), their periods found with these finer
+    keys."""
     loops: list[_Loop] = []
-    periods = _window_periods(context.order, keys) if windowed else _candidate_periods(keys)
+    periods = _window_periods(context.order, windowed) if windowed else \
+        _candidate_periods(keys)
     for period in periods:
         index = 0
         while True:
@@ -122,7 +124,7 @@ def _find_loops(context: "_Context", keys: list[int], windowed: bool = False
                 index = head        # start a node early): search again after that loop
                 continue
             stretch = _before_loops(stretch, loops)
-            loop = _Loop.match(context, stretch, windowed) \
+            loop = _Loop.match(context, stretch, windowed is not None) \
                 if stretch.trips >= MIN_TRIPS else None
             if loop is not None:
                 loops.append(loop)
@@ -158,14 +160,24 @@ def _before_loops(stretch: "_Stretch", loops: list["_Loop"]) -> "_Stretch":
     return _Stretch(stretch.start, stretch.period, trips)
 
 
-def _interned_keys(order: list[Node], counting: bool, blind: bool = False) -> list[int]:
+def _interned_keys(order: list[Node], counting: bool, blind: str = "") -> list[int]:
     """What two copies of a node share: op, type, arg and source line (as small ints); a
     slice's starts may differ (its steps may not), `_moves` checks how; so may a real
-    scalar constant's value where `counting`; `blind`: so may shapes (only the rank
-    counts), which loop_window.py checks."""
+    scalar constant's value where `counting`; where `blind`, so may shapes (only the rank
+    counts, and with "operands" its operands' ops), which loop_window.py checks."""
     ids: dict = {}
-    return [ids.setdefault((n.op, n.ndim if blind else n.shape, n.dtype.str,
+    return [ids.setdefault((n.op, _shape_key(n, blind) if blind else n.shape, n.dtype.str,
                             _copy_arg(n, counting, blind), n.loc), len(ids)) for n in order]
+
+
+def _shape_key(node: Node, blind: str) -> tuple:
+    """What a shape-blind key keeps: the rank, and with "operands" its operands' ops (on
+    one source line `b[i] - L[i, :i] @ x[:i]` slices b and x alike but for what they
+    slice; the first trip reads x's parameter where the others read a select, so these
+    keys find the period, not the stretch)."""
+    if blind == "operands":
+        return (node.ndim, tuple(i.op for i in node.inputs))
+    return (node.ndim,)
 
 
 def _copy_arg(node: Node, counting: bool, blind: bool = False):
@@ -219,7 +231,9 @@ def _moves(order, stretch, trips, skip=()) -> tuple[dict[int, tuple], int]:
     and the copies (up to `trips`) over which every move is steady.  Only unit-stride
     slices and interior-free pads can move."""
     moves: dict[int, tuple] = {}
-    work = max((order[stretch.start + offset].size for offset in range(stretch.period)
+    last = stretch.start + (trips - 1) * stretch.period     # a windowed trip's largest
+    work = max((max(order[stretch.start + offset].size, order[last + offset].size)
+                for offset in range(stretch.period)
                 if order[stretch.start + offset].op not in _FILLING), default=1)
     for offset in range(stretch.period):
         node = order[stretch.start + offset]

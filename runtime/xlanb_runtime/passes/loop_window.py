@@ -82,11 +82,14 @@ class WindowBuilder:
         self.order, self.start, self.period, self.trips = order, start, period, trips
         self.steps, self.trip = steps, trip
         self.extents: dict[int, tuple] = {}           # id(built node) -> extents
+        self.pads: dict[int, tuple] = {}              # id(windowed pad) -> how it was made
+        self.updates: dict[int, tuple] = {}           # id(window write) -> where, base
 
     def touches(self, offset: int, template: Node, inputs: list[Node]) -> bool:
         """Whether the node at `offset` is the window's business: its shape changes, or
-        an input is windowed."""
-        return offset in self.steps or any(self._windowed(i) for i in inputs)
+        an input is windowed or a windowed write's pad."""
+        return offset in self.steps or any(self._windowed(i) or id(i) in self.pads
+                                           for i in inputs)
 
     def build(self, offset: int, template: Node, inputs: list[Node]) -> Node:
         op = template.op
@@ -165,6 +168,10 @@ class WindowBuilder:
     # -- ops -------------------------------------------------------------------------------
 
     def _elementwise(self, template: Node, inputs: list[Node]) -> Node:
+        if template.op is Op.SELECT:
+            update = self._region_update(template, inputs)
+            if update is not None:
+                return self._keep(update, [None] * update.ndim)
         merged = [None] * template.ndim
         seen = False
         for x in inputs:
@@ -206,11 +213,11 @@ class WindowBuilder:
             raise NotWindowed("a windowed or spread pad")
         lows, low_steps = self._linear(offset, lambda n: [lo for lo, _, _ in n.arg])
         highs, high_steps = self._linear(offset, lambda n: [hi for _, hi, _ in n.arg])
-        places, align_all = [], {}
+        where, align_all = [], {}
         for d, extent in enumerate(self._of(x)):
             size, out = x.shape[d], template.shape[d]
             if extent is None:
-                places.append(self._count(lows[d], low_steps[d]))
+                where.append((lows[d], low_steps[d]))
                 continue
             # the trip's lanes land on [low, out - high): the window's low or high edge
             fits_low = all(lows[d] + c * low_steps[d] + size <= out
@@ -218,15 +225,43 @@ class WindowBuilder:
             fits_high = all(out - highs[d] - c * high_steps[d] - size >= 0
                             for c in (0, self.trips - 1))
             if extent.align != "high" and fits_low:
-                places.append(self._count(lows[d], low_steps[d]))
+                where.append((lows[d], low_steps[d]))
                 align_all[d] = "low"
             elif extent.align != "low" and fits_high:
-                places.append(self._count(out - highs[d] - size, -high_steps[d]))
+                where.append((out - highs[d] - size, -high_steps[d]))
                 align_all[d] = "high"
             else:
                 raise NotWindowed("a window that does not fit where it is written")
-        x = self._masked(x, fill, align_all=align_all)
-        return B.dynamic_pad(x, fill, places, template.shape)
+        places = [self._count(*w) for w in where]
+        padded = B.dynamic_pad(self._masked(x, fill, align_all=align_all), fill, places,
+                               template.shape)
+        self.pads[id(padded)] = (x, tuple(where), align_all)
+        return padded
+
+    def _region_update(self, template: Node, inputs: list[Node]) -> Node | None:
+        """`x[a:b] = v` over a window, select(pad(mask), pad(v), x), as the region update
+        of the whole window: select(dynamic-pad(all-true), dynamic-pad(v'), x) where v' is
+        v in the trip's lanes and x's own values in the others (the form a static write
+        has, which buffers.py can update in place); None where it is no such write."""
+        mask, value, base = inputs
+        if id(mask) not in self.pads or id(value) not in self.pads or self._windowed(base):
+            return None
+        (splat, where, _), (v, where_v, align_all) = self.pads[id(mask)], self.pads[id(value)]
+        if where != where_v or _splat_true(splat) is not True or splat.shape != v.shape:
+            return None
+        earlier = self.updates.get(id(base))
+        if earlier is not None and earlier[:2] == (where, v.shape):
+            base = earlier[2]               # a write of the same window, overwritten whole
+        places = [self._count(*w) for w in where]
+        old = B.dynamic_slice(base, places, v.shape)
+        lanes = self._mask(v.shape, self._of(v), align_all=align_all)
+        kept = v if lanes is None else B.select(lanes, v, old)
+        true = B.broadcast(B.constant(True), v.shape, ())
+        false, zero = B.constant(False), B.constant(0, v.dtype)
+        update = B.select(B.dynamic_pad(true, false, places, base.shape),
+                          B.dynamic_pad(kept, zero, places, base.shape), base)
+        self.updates[id(update)] = (where, v.shape, base)
+        return update
 
     def _broadcast(self, offset: int, template: Node, inputs: list[Node]) -> Node:
         x = inputs[0]
@@ -281,10 +316,22 @@ class WindowBuilder:
         aligns = [_merge(lof[a], rof[b]) for a, b in zip(lc, rc)]
         lhs_m = self._masked(lhs, 0, set(lc), {a: m.align for a, m in zip(lc, aligns) if m})
         rhs_m = self._masked(rhs, 0, set(rc), {b: m.align for b, m in zip(rc, aligns) if m})
-        node = B.dot(lhs_m, rhs_m, lb, rb, lc, rc)
+        if lhs.ndim == rhs.ndim == 1:           # one fused loop, not a BLAS call a trip
+            node = B.reduce(B.binary(Op.MUL, lhs_m, rhs_m), "sum", (0,))
+        else:
+            node = B.dot(lhs_m, rhs_m, lb, rb, lc, rc)
         lfree = [lof[d] for d in range(lhs.ndim) if d not in lb + lc]
         rfree = [rof[d] for d in range(rhs.ndim) if d not in rb + rc]
         return self._keep(node, [None] * len(lb) + lfree + rfree)
+
+
+def _splat_true(node: Node) -> bool | None:
+    """True where `node` is a broadcast True constant."""
+    while node.op is Op.BROADCAST:
+        node = node.inputs[0]
+    if node.op is Op.CONSTANT and node.dtype == np.bool_ and node.arg.size == 1:
+        return bool(node.arg.reshape(()))
+    return None
 
 
 def _merge(a: Extent | None, b: Extent | None) -> Extent | None:

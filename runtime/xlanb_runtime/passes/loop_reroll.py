@@ -20,12 +20,15 @@ reads, `out[i] = v` writes: x[a:b] = v lowers to pads), and a real scalar consta
 counts with the trip (`N[mask] = n`, `rmax * i / npt`: whole numbers in a float) are the
 differences copies may have: the body counts its trips (a carried int64), places a
 `dynamic-slice` or `dynamic-pad` at first + trip * step (a pad only where the array is at
-most MAX_WRITE_SPREAD times the part written or the trip's work: each trip makes the array
-anew) and computes the constant as first + trip * step.  Not rerolled: loops whose iterations differ in
-anything else (`x[:i]` changes a shape): those stay unrolled, and the compile budget
-bounds them.  Loops of fewer than `MIN_TRIPS` iterations, or of fewer
-than `MIN_ROLLED_NODES` nodes in all, also stay unrolled: there fusing across iterations
-is worth more than the smaller program.  One search rolls every loop it finds
+most MAX_WRITE_SPREAD times the part written or the trip's work, or at most
+SMALL_WRITE_TARGET elements: each trip makes the array anew) and computes the constant as
+first + trip * step.  Copies may also differ in shapes that count with the trip (`x[:i]`):
+loop_window.py rolls those into one body over fixed-size windows, searched first, so that
+an inner loop still unrolled rolls inside the windowed body (syrk's `for k` inside its
+`for i`).  Not rerolled: loops whose iterations differ in anything else: those stay
+unrolled, and the compile budget bounds them.  Loops of fewer than `MIN_TRIPS`
+iterations, or of fewer than `MIN_ROLLED_NODES` nodes in all, also stay unrolled: there
+fusing across iterations is worth more than the smaller program.  One search rolls every loop it finds
 (stretches that do not overlap) and then runs again, so a loop around rolled loops rolls
 too: one search per level of nesting.
 """
@@ -52,6 +55,10 @@ MAX_DEPTH = 3                   # trips a value may be carried (time levels of a
 # times the trip's own work (`res[i] = radius[ring].mean()` over 4e5 radii: the 1000-entry
 # `res` made anew costs nothing beside it).
 MAX_WRITE_SPREAD = 16
+# ... but an array this small is made anew in well under a microsecond, less than NumPy's
+# own call overhead for the trip (npbench symm's first row: 50 writes `temp2[j] = 0.0`
+# into 50 elements stayed unrolled and fused into one kernel that took 18 s to compile).
+SMALL_WRITE_TARGET = 1024
 # Ops that make or fill an array rather than work on one: not the trip's work.
 _FILLING = {Op.PAD, Op.DYNAMIC_PAD, Op.SELECT, Op.BROADCAST, Op.CONSTANT, Op.IOTA}
 _CANDIDATE_PERIODS = 8          # most frequent distances tried per search
@@ -232,9 +239,11 @@ def _moves(order, stretch, trips, skip=()) -> tuple[dict[int, tuple], int]:
     slices and interior-free pads can move."""
     moves: dict[int, tuple] = {}
     last = stretch.start + (trips - 1) * stretch.period     # a windowed trip's largest
-    work = max((max(order[stretch.start + offset].size, order[last + offset].size)
-                for offset in range(stretch.period)
-                if order[stretch.start + offset].op not in _FILLING), default=1)
+    sizes = [max(order[stretch.start + offset].size, order[last + offset].size)
+             for offset in range(stretch.period)
+             if order[stretch.start + offset].op not in _FILLING]
+    # a windowed trip (one around an inner loop still unrolled) does all of its nodes' work
+    work = max(sum(sizes) if skip else max(sizes, default=0), 1)
     for offset in range(stretch.period):
         node = order[stretch.start + offset]
         if offset in skip:
@@ -260,7 +269,7 @@ def _moves(order, stretch, trips, skip=()) -> tuple[dict[int, tuple], int]:
         if any(step) and any(third != (1 if node.op is Op.SLICE else 0)
                              for _, _, third in node.arg):
             return {}, 1                      # a strided slice or spread pad: no loop
-        if any(step) and node.op is Op.PAD and \
+        if any(step) and node.op is Op.PAD and node.size > SMALL_WRITE_TARGET and \
                 node.size > MAX_WRITE_SPREAD * max(node.inputs[0].size, work, 1):
             return {}, 1                      # a small write into a big array: see above
         if any(step):

@@ -28,9 +28,9 @@ an inner loop still unrolled rolls inside the windowed body (syrk's `for k` insi
 `for i`).  Not rerolled: loops whose iterations differ in anything else: those stay
 unrolled, and the compile budget bounds them.  Loops of fewer than `MIN_TRIPS`
 iterations, or of fewer than `MIN_ROLLED_NODES` nodes in all, also stay unrolled: there
-fusing across iterations is worth more than the smaller program.  One search rolls every loop it finds
-(stretches that do not overlap) and then runs again, so a loop around rolled loops rolls
-too: one search per level of nesting.
+fusing across iterations is worth more than the smaller program.  One search rolls every
+loop it finds (stretches that do not overlap) and then runs again, so a loop around rolled
+loops rolls too: one search per level of nesting.
 """
 from __future__ import annotations
 

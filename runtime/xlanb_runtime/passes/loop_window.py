@@ -56,17 +56,34 @@ def shape_steps(order, start: int, period: int, trips: int) -> tuple[dict, int]:
     trip), and the copies (up to `trips`) over which every change is steady."""
     steps: dict[int, tuple] = {}
     for offset in range(period):
-        first = order[start + offset].shape
+        node = order[start + offset]
+        if node.op in (Op.SLICE, Op.PAD):       # where it reads or writes must count too
+            trips = min(trips, _steady(order, start, period, trips, offset, _bounds))
+        first = node.shape
         step = tuple(b - a for a, b in zip(first, order[start + period + offset].shape))
-        if not any(step):
-            continue
-        for copy in range(2, trips):
-            shape = order[start + copy * period + offset].shape
-            if any(s != f + copy * d for s, f, d in zip(shape, first, step)):
-                trips = copy
-                break
-        steps[offset] = (first, step)
+        if any(step):
+            trips = min(trips, _steady(order, start, period, trips, offset, _shape))
+            steps[offset] = (first, step)
     return steps, trips
+
+
+def _bounds(node: Node) -> list[int]:
+    return [b for bounds in node.arg for b in bounds[:2]]
+
+
+def _shape(node: Node) -> tuple[int, ...]:
+    return node.shape
+
+
+def _steady(order, start: int, period: int, trips: int, offset: int, values) -> int:
+    """The copies over which `values(node)` at `offset` is first + copy * step."""
+    first = values(order[start + offset])
+    step = [b - a for a, b in zip(first, values(order[start + period + offset]))]
+    for copy in range(2, trips):
+        got = values(order[start + copy * period + offset])
+        if any(v != f + copy * d for v, f, d in zip(got, first, step)):
+            return copy
+    return trips
 
 
 def window_shape(first, step, trips: int) -> tuple[int, ...]:

@@ -14,6 +14,7 @@ from xlanb_runtime.ir import Graph, builder as B, interpret, parse_graph, print_
 from xlanb_runtime.ir.graph import LoopBody
 from xlanb_runtime.ir.ops import Op
 from xlanb_runtime.passes.loop_reroll import (MAX_WRITE_SPREAD, MIN_ROLLED_NODES, MIN_TRIPS,
+                                               SMALL_WRITE_TARGET,
                                                reroll_loops)
 
 from tolerance import assert_close

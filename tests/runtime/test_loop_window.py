@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import xlanb
-from xlanb_runtime.passes.loop_reroll import MIN_TRIPS
+from xlanb_runtime.passes.loop_reroll import WINDOW_MIN_TRIPS
 
 from tolerance import assert_close
 
@@ -89,29 +89,30 @@ def _upper_inf(n, rng):
 
 def test_syrk_rolls_its_growing_rows_and_inner_loop():
     rng = np.random.default_rng(0)
-    args = (1.5, 1.2, rng.random((12, 12)), rng.random((12, MIN_TRIPS + 1)))
+    n = WINDOW_MIN_TRIPS + 2
+    args = (1.5, 1.2, rng.random((n, n)), rng.random((n, 9)))
     compiled = _check(syrk, args, static=(0, 1))
     assert _rolled(compiled)
 
 
 def test_a_prefix_dot_ignores_what_lies_past_the_prefix():
     rng = np.random.default_rng(1)
-    n = 3 * MIN_TRIPS
+    n = WINDOW_MIN_TRIPS + 8
     compiled = _check(trisolv, (_upper_inf(n, rng), rng.random(n), rng.random(n)), n=n)
     assert _rolled(compiled)
 
 
 def test_a_shrinking_suffix_is_a_window_aligned_high():
     rng = np.random.default_rng(2)
-    n = 3 * MIN_TRIPS
+    n = WINDOW_MIN_TRIPS + 8
     U = _upper_inf(n, rng).T.copy()           # inf below the diagonal, never read
     compiled = _check(back_substitute, (U, rng.random(n)), n=n)
     assert _rolled(compiled)
 
 
 def test_a_prefix_max_counts_the_lanes_past_it_as_minus_infinity():
-    x = np.linspace(-5.0, 5.0, 3 * MIN_TRIPS)[::-1].copy()   # later lanes are smaller...
-    x[1::3] = np.inf * -1.0                                   # ... or -inf
+    x = np.linspace(-5.0, 5.0, WINDOW_MIN_TRIPS + 8)[::-1].copy()   # later lanes smaller
+    x[1::3] = -np.inf                                                # ... or -inf
     x[5] = 7.0
     compiled = _check(running_max, (x,))
     assert _rolled(compiled)
@@ -119,13 +120,13 @@ def test_a_prefix_max_counts_the_lanes_past_it_as_minus_infinity():
 
 def test_growing_column_writes_leave_the_rest_of_the_array_alone():
     rng = np.random.default_rng(3)
-    args = (1.5, rng.random((MIN_TRIPS + 4, 9)), rng.random((MIN_TRIPS + 4, MIN_TRIPS + 4)),
-            rng.random((MIN_TRIPS + 4, 9)))
+    n = WINDOW_MIN_TRIPS + 4
+    args = (1.5, rng.random((n, 9)), rng.random((n, n)), rng.random((n, 9)))
     compiled = _check(symm_columns, args, static=(0,))
     assert _rolled(compiled)
 
 
-@pytest.mark.parametrize("n", [MIN_TRIPS + 4])
+@pytest.mark.parametrize("n", [WINDOW_MIN_TRIPS + 4])
 def test_windows_that_do_not_line_up_stay_numpy_exact(n):
     rng = np.random.default_rng(4)
     compiled = _check(flipped_dot, (rng.random(n),), n=n)

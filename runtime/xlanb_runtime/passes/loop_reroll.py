@@ -61,6 +61,10 @@ MAX_WRITE_SPREAD = 16
 SMALL_WRITE_TARGET = 1024
 # Ops that make or fill an array rather than work on one: not the trip's work.
 _FILLING = {Op.PAD, Op.DYNAMIC_PAD, Op.SELECT, Op.BROADCAST, Op.CONSTANT, Op.IOTA}
+# Trips a windowed loop must have (loop_window.py): below it, a body per shape compiles
+# within the budget (0.5-4 s each) and runs faster: no masked lanes, and its writes have
+# static places, which buffers.py updates in place.
+WINDOW_MIN_TRIPS = 16
 _CANDIDATE_PERIODS = 8          # most frequent distances tried per search
 
 
@@ -377,7 +381,8 @@ class _Loop:
         steps = {}
         if windowed:
             steps, trips = shape_steps(order, start, period, trips)
-            if not steps or any(offset in steps for offset, _ in carried_init):
+            if not steps or trips < WINDOW_MIN_TRIPS or \
+                    any(offset in steps for offset, _ in carried_init):
                 return None
         windowed_offsets = set(steps) | {     # and what reads a windowed value
             offset for offset, slots in enumerate(pattern)

@@ -98,9 +98,10 @@ def _roll_all(graph: Graph) -> Graph | None:
     context = _Context(graph, order)
     # loops whose copies differ in a shape first (their bodies hold loops still unrolled,
     # which roll inside the body once it is windowed); then the usual search
-    loops = _find_loops(context, _interned_keys(order, counting=True, blind="rank"),
-                        windowed=_interned_keys(order, counting=True, blind="operands"))
-    counting = _interned_keys(order, counting=True)
+    args = [_copy_arg(n, counting=True) for n in order]      # shared by three key sets
+    loops = _find_loops(context, _interned_keys(order, True, blind="rank", args=args),
+                        windowed=_interned_keys(order, True, blind="operands", args=args))
+    counting = _interned_keys(order, counting=True, args=args)
     loops = loops or _find_loops(context, counting)
     if not loops and any(_is_counting_constant(n) for n in order):
         exact = _interned_keys(order, counting=False)
@@ -171,14 +172,26 @@ def _before_loops(stretch: "_Stretch", loops: list["_Loop"]) -> "_Stretch":
     return _Stretch(stretch.start, stretch.period, trips)
 
 
-def _interned_keys(order: list[Node], counting: bool, blind: str = "") -> list[int]:
+def _interned_keys(order: list[Node], counting: bool, blind: str = "", args=None
+                   ) -> list[int]:
     """What two copies of a node share: op, type, arg and source line (as small ints); a
     slice's starts may differ (its steps may not), `_moves` checks how; so may a real
     scalar constant's value where `counting`; where `blind`, so may shapes (only the rank
-    counts, and with "operands" its operands' ops), which loop_window.py checks."""
+    counts, and with "operands" its operands' ops), which loop_window.py checks.  `args`:
+    each node's `_copy_arg` where already made."""
     ids: dict = {}
-    return [ids.setdefault((n.op, _shape_key(n, blind) if blind else n.shape, n.dtype.str,
-                            _copy_arg(n, counting, blind), n.loc), len(ids)) for n in order]
+    if args is None:
+        args = [_copy_arg(n, counting) for n in order]
+    if blind:                           # a pad's edges add up to what its shapes leave
+        args = [_blind_pad(a) if n.op is Op.PAD else a for n, a in zip(order, args)]
+        return [ids.setdefault((n.op, _shape_key(n, blind), n.dtype.str, a, n.loc), len(ids))
+                for n, a in zip(order, args)]
+    return [ids.setdefault((n.op, n.shape, n.dtype.str, a, n.loc), len(ids))
+            for n, a in zip(order, args)]
+
+
+def _blind_pad(arg: tuple) -> tuple:
+    return tuple((0, interior) for _, interior in arg)
 
 
 def _shape_key(node: Node, blind: str) -> tuple:
@@ -191,14 +204,13 @@ def _shape_key(node: Node, blind: str) -> tuple:
     return (node.ndim,)
 
 
-def _copy_arg(node: Node, counting: bool, blind: bool = False):
+def _copy_arg(node: Node, counting: bool):
     if counting and _is_counting_constant(node):
         return ("scalar", node.dtype.str)         # its value may step with the trip
     if node.op is Op.SLICE:
         return tuple(step for _, _, step in node.arg)
     if node.op is Op.PAD:
-        return tuple((0 if blind else low + high, interior)
-                     for low, high, interior in node.arg)
+        return tuple((low + high, interior) for low, high, interior in node.arg)
     return arg_key(node.arg)
 
 

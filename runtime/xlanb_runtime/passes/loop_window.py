@@ -101,6 +101,7 @@ class WindowBuilder:
         self.extents: dict[int, tuple] = {}           # id(built node) -> extents
         self.pads: dict[int, tuple] = {}              # id(windowed pad) -> how it was made
         self.updates: dict[int, tuple] = {}           # id(window write) -> where, base
+        self.counts: dict[tuple, Node] = {}           # (first, step) -> its trip quantity
 
     def touches(self, offset: int, template: Node, inputs: list[Node]) -> bool:
         """Whether the node at `offset` is the window's business: its shape changes, or
@@ -148,11 +149,18 @@ class WindowBuilder:
         return list(first), step
 
     def _count(self, first: int, step: int) -> Node:
-        """first + trip * step, an int64 trip quantity."""
-        if not step:
-            return B.constant(np.int64(first))
-        moved = B.binary(Op.MUL, self.trip, B.constant(np.int64(step)))
-        return B.binary(Op.ADD, B.constant(np.int64(first)), moved) if first else moved
+        """first + trip * step, an int64 trip quantity; one node per value, so that a
+        loop rolled inside the body later sees one invariant place, not several."""
+        key = (first, step)
+        if key not in self.counts:
+            if not step:
+                count = B.constant(np.int64(first))
+            else:
+                moved = B.binary(Op.MUL, self.trip, B.constant(np.int64(step)))
+                count = B.binary(Op.ADD, B.constant(np.int64(first)), moved) \
+                    if first else moved
+            self.counts[key] = count
+        return self.counts[key]
 
     def _mask(self, shape, extents, dims=None, align_all=None) -> Node | None:
         """Where the trip's lanes are (pred, `shape`), over windowed dims (`dims`: only

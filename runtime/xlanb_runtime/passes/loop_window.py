@@ -12,20 +12,24 @@ window) and knows which lanes are the trip's:
              %p = pad(%m, 0), ((i, N-1-i, 0), (0, N-1-i, 0))  : f64[N, N]
     body:    %s = dynamic-slice(%C, trip, 0), sizes=(1, N)    : f64[1, N]   lanes [0, trip+1)
              %m = multiply(%s, beta)                          : f64[1, N]   lanes [0, trip+1)
-             %p = dynamic-pad(select(iota < trip+1, %m, 0), 0, trip, 0) : f64[N, N]
+             %v = select(iota < trip+1, %m, dynamic-slice(%C, trip, 0))
+             %w = select(dynamic-pad(true[1, N], trip, 0), dynamic-pad(%v, trip, 0), %C)
 
 A window is aligned low (the trip's lanes are [0, n): `x[a:a+n]`, the window starts at a) or
 high (lanes [W - n, W): `x[b-n:b]`, the window ends at b), so that it stays inside the
 array; a broadcast scalar holds a value in every lane.  Elementwise ops keep their
-operands' lanes (operands must agree); a reduction or a contraction over a windowed dim
+operands' lanes (operands must agree); a reduction or a vector dot over a windowed dim
 first replaces the other lanes by the identity (0 for sums and dots), since they may hold
-anything (inf * 0 is nan); a pad (`x[a:b] = v` lowers to pads and selects) first replaces
-them by the pad's value, so the write covers exactly the trip's region.  Anything else on a
-windowed value (a reshape that merges dims, a gather, a nested loop) refuses the loop, as
-does a windowed value that the loop carries or returns.  What it costs: each trip works on
-W lanes where NumPy works on n, about twice the work over a triangular loop, which pays
-where NumPy's per-call overhead is the most of its time (small rows) and not where the rows
-are long (npbench trisolv at N=2000 stays a loss).
+anything (inf * 0 is nan), and the dot becomes a multiply and a sum that fuse into one
+loop; a write (`x[a:b] = v` lowers to pads and a select) writes the whole window, x's own
+values in the lanes past the trip's, in the form of a static region update.  Anything else
+on a windowed value (a matrix dot: a BLAS call per trip; a reshape that merges dims, a
+gather, a nested loop) refuses the loop, as does a windowed value that the loop carries or
+returns.  What it costs: each trip works on W lanes where NumPy works on n, about twice the
+work over a triangular loop, and each write makes its array anew (no dynamic region is
+updated in place yet): it pays where NumPy's per-call overhead is most of its time
+(npbench syr2k, symm, trisolv), and barely where the array written is large beside the
+trip's work (syrk: 4,900 elements made anew for a row of at most 70).
 """
 from __future__ import annotations
 
@@ -101,7 +105,6 @@ class WindowBuilder:
         self.extents: dict[int, tuple] = {}           # id(built node) -> extents
         self.pads: dict[int, tuple] = {}              # id(windowed pad) -> how it was made
         self.updates: dict[int, tuple] = {}           # id(window write) -> where, base
-        self.counts: dict[tuple, Node] = {}           # (first, step) -> its trip quantity
 
     def touches(self, offset: int, template: Node, inputs: list[Node]) -> bool:
         """Whether the node at `offset` is the window's business: its shape changes, or
@@ -149,18 +152,13 @@ class WindowBuilder:
         return list(first), step
 
     def _count(self, first: int, step: int) -> Node:
-        """first + trip * step, an int64 trip quantity; one node per value, so that a
-        loop rolled inside the body later sees one invariant place, not several."""
-        key = (first, step)
-        if key not in self.counts:
-            if not step:
-                count = B.constant(np.int64(first))
-            else:
-                moved = B.binary(Op.MUL, self.trip, B.constant(np.int64(step)))
-                count = B.binary(Op.ADD, B.constant(np.int64(first)), moved) \
-                    if first else moved
-            self.counts[key] = count
-        return self.counts[key]
+        """first + trip * step, an int64 trip quantity.  A fresh node at each use: one
+        node shared by several writes and reads split their fusion (syrk: 15 kernels
+        where 8 did, 0.88x NumPy where 1.03-1.12x)."""
+        if not step:
+            return B.constant(np.int64(first))
+        moved = B.binary(Op.MUL, self.trip, B.constant(np.int64(step)))
+        return B.binary(Op.ADD, B.constant(np.int64(first)), moved) if first else moved
 
     def _mask(self, shape, extents, dims=None, align_all=None) -> Node | None:
         """Where the trip's lanes are (pred, `shape`), over windowed dims (`dims`: only
@@ -331,6 +329,11 @@ class WindowBuilder:
     def _dot(self, offset: int, template: Node, inputs: list[Node]) -> Node:
         lhs, rhs = inputs
         lb, rb, lc, rc = template.arg
+        if not lhs.ndim == rhs.ndim == 1:
+            # a BLAS call per trip, run by the Python driver, over masked copies of the
+            # operands: NumPy makes the same call on the unmasked ones, faster (npbench
+            # correlation's `data[:, i] @ data[:, i+1:M]`: 0.10x NumPy windowed)
+            raise NotWindowed("a matrix dot over a window")
         lof, rof = self._of(lhs), self._of(rhs)
         if any(lof[d] is not None for d in lb) or any(rof[d] is not None for d in rb):
             raise NotWindowed("a dot batched over a window")
@@ -341,10 +344,7 @@ class WindowBuilder:
         aligns = [_merge(lof[a], rof[b]) for a, b in zip(lc, rc)]
         lhs_m = self._masked(lhs, 0, set(lc), {a: m.align for a, m in zip(lc, aligns) if m})
         rhs_m = self._masked(rhs, 0, set(rc), {b: m.align for b, m in zip(rc, aligns) if m})
-        if lhs.ndim == rhs.ndim == 1:           # one fused loop, not a BLAS call a trip
-            node = B.reduce(B.binary(Op.MUL, lhs_m, rhs_m), "sum", (0,))
-        else:
-            node = B.dot(lhs_m, rhs_m, lb, rb, lc, rc)
+        node = B.reduce(B.binary(Op.MUL, lhs_m, rhs_m), "sum", (0,))
         lfree = [lof[d] for d in range(lhs.ndim) if d not in lb + lc]
         rfree = [rof[d] for d in range(rhs.ndim) if d not in rb + rc]
         return self._keep(node, [None] * len(lb) + lfree + rfree)

@@ -14,6 +14,7 @@ from xlanb_runtime.ir import Graph, builder as B, interpret, parse_graph, print_
 from xlanb_runtime.ir.graph import LoopBody
 from xlanb_runtime.ir.ops import Op
 from xlanb_runtime.passes.loop_reroll import (MAX_WRITE_SPREAD, MIN_ROLLED_NODES, MIN_TRIPS,
+                                               SMALL_WRITE_TARGET,
                                                reroll_loops)
 
 from tolerance import assert_close
@@ -286,8 +287,8 @@ def test_a_scheme_with_two_time_levels_rolls():
 def test_arrays_built_a_few_elements_at_a_time_roll_with_a_moving_pad():
     """`out[i] = f(x[i])`: the write lowers to pads whose edges move one place per trip,
     so the loop rolls into a dynamic-pad where each write is a good part of the array
-    (rows of a short matrix); a single element of a long vector stays unrolled, since
-    each trip would make the whole array anew."""
+    (rows of a short matrix) or the array is small; a single element of a long vector
+    stays unrolled, since each trip would make the whole array anew."""
     def normalize_rows(x):
         out = np.zeros_like(x)
         for i in range(x.shape[0]):
@@ -301,7 +302,8 @@ def test_arrays_built_a_few_elements_at_a_time_roll_with_a_moving_pad():
         return out
     rng = np.random.default_rng(9)
     for fn, x, rolls in ((normalize_rows, rng.random((MAX_WRITE_SPREAD, 5)), True),
-                         (build, rng.random(3 * MAX_WRITE_SPREAD), False)):
+                         (build, rng.random(3 * MAX_WRITE_SPREAD), True),
+                         (build, rng.random(SMALL_WRITE_TARGET + MIN_TRIPS), False)):
         jitted = xlanb.jit(fn)
         assert_close(jitted(x), fn(x), n=5)
         assert ("dynamic-pad" in jitted.last_compiled.as_text()) == rolls

@@ -20,14 +20,17 @@ reads, `out[i] = v` writes: x[a:b] = v lowers to pads), and a real scalar consta
 counts with the trip (`N[mask] = n`, `rmax * i / npt`: whole numbers in a float) are the
 differences copies may have: the body counts its trips (a carried int64), places a
 `dynamic-slice` or `dynamic-pad` at first + trip * step (a pad only where the array is at
-most MAX_WRITE_SPREAD times the part written or the trip's work: each trip makes the array
-anew) and computes the constant as first + trip * step.  Not rerolled: loops whose iterations differ in
-anything else (`x[:i]` changes a shape): those stay unrolled, and the compile budget
-bounds them.  Loops of fewer than `MIN_TRIPS` iterations, or of fewer
-than `MIN_ROLLED_NODES` nodes in all, also stay unrolled: there fusing across iterations
-is worth more than the smaller program.  One search rolls every loop it finds
-(stretches that do not overlap) and then runs again, so a loop around rolled loops rolls
-too: one search per level of nesting.
+most MAX_WRITE_SPREAD times the part written or the trip's work, or at most
+SMALL_WRITE_TARGET elements: each trip makes the array anew) and computes the constant as
+first + trip * step.  Copies may also differ in shapes that count with the trip (`x[:i]`):
+loop_window.py rolls those into one body over fixed-size windows, searched first, so that
+an inner loop still unrolled rolls inside the windowed body (syrk's `for k` inside its
+`for i`).  Not rerolled: loops whose iterations differ in anything else: those stay
+unrolled, and the compile budget bounds them.  Loops of fewer than `MIN_TRIPS`
+iterations, or of fewer than `MIN_ROLLED_NODES` nodes in all, also stay unrolled: there
+fusing across iterations is worth more than the smaller program.  One search rolls every
+loop it finds (stretches that do not overlap) and then runs again, so a loop around rolled
+loops rolls too: one search per level of nesting.
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ import numpy as np
 from ..ir import builder as B
 from ..ir.graph import Graph, LoopBody, Node, arg_key
 from ..ir.ops import Op
+from .loop_window import NotWindowed, WindowBuilder, shape_steps
 
 MIN_TRIPS = 8
 # Nodes a stretch must hold to roll: a short loop of elementwise steps fuses into one
@@ -52,8 +56,16 @@ MAX_DEPTH = 3                   # trips a value may be carried (time levels of a
 # times the trip's own work (`res[i] = radius[ring].mean()` over 4e5 radii: the 1000-entry
 # `res` made anew costs nothing beside it).
 MAX_WRITE_SPREAD = 16
+# ... but an array this small is made anew in well under a microsecond, less than NumPy's
+# own call overhead for the trip (npbench symm's first row: 50 writes `temp2[j] = 0.0`
+# into 50 elements stayed unrolled and fused into one kernel that took 18 s to compile).
+SMALL_WRITE_TARGET = 1024
 # Ops that make or fill an array rather than work on one: not the trip's work.
 _FILLING = {Op.PAD, Op.DYNAMIC_PAD, Op.SELECT, Op.BROADCAST, Op.CONSTANT, Op.IOTA}
+# Trips a windowed loop must have (loop_window.py): below it, a body per shape compiles
+# within the budget (0.5-4 s each) and runs faster: no masked lanes, and its writes have
+# static places, which buffers.py updates in place.
+WINDOW_MIN_TRIPS = 16
 _CANDIDATE_PERIODS = 8          # most frequent distances tried per search
 
 
@@ -85,8 +97,13 @@ def _roll_all(graph: Graph) -> Graph | None:
     # constants that count first; then, where some constant differs between copies without
     # counting (`x * c[k]`), stretches that keep it the same, as before constants counted
     context = _Context(graph, order)
-    counting = _interned_keys(order, counting=True)
-    loops = _find_loops(context, counting)
+    # loops whose copies differ in a shape first (their bodies hold loops still unrolled,
+    # which roll inside the body once it is windowed); then the usual search
+    args = [_copy_arg(n, counting=True) for n in order]      # shared by three key sets
+    loops = _find_loops(context, _interned_keys(order, True, blind="rank", args=args),
+                        windowed=_interned_keys(order, True, blind="operands", args=args))
+    counting = _interned_keys(order, counting=True, args=args)
+    loops = loops or _find_loops(context, counting)
     if not loops and any(_is_counting_constant(n) for n in order):
         exact = _interned_keys(order, counting=False)
         if max(exact) > max(counting):
@@ -99,10 +116,15 @@ def _roll_all(graph: Graph) -> Graph | None:
     return _substitute(graph, replaced)
 
 
-def _find_loops(context: "_Context", keys: list[int]) -> list["_Loop"]:
-    """Every loop one search finds, stretches that do not overlap."""
+def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None = None
+                ) -> list["_Loop"]:
+    """Every loop one search finds, stretches that do not overlap; `windowed`: only loops
+    whose copies differ in a shape (loop_window.py), their periods found with these finer
+    keys."""
     loops: list[_Loop] = []
-    for period in _candidate_periods(keys):
+    periods = _window_periods(context.order, windowed) if windowed else \
+        _candidate_periods(keys)
+    for period in periods:
         index = 0
         while True:
             stretch, index = next(_periodic_stretches(keys, period, index), (None, 0))
@@ -115,7 +137,8 @@ def _find_loops(context: "_Context", keys: list[int]) -> list["_Loop"]:
                 index = head        # start a node early): search again after that loop
                 continue
             stretch = _before_loops(stretch, loops)
-            loop = _Loop.match(context, stretch) if stretch.trips >= MIN_TRIPS else None
+            loop = _Loop.match(context, stretch, windowed is not None) \
+                if stretch.trips >= MIN_TRIPS else None
             if loop is not None:
                 loops.append(loop)
     return loops
@@ -150,13 +173,36 @@ def _before_loops(stretch: "_Stretch", loops: list["_Loop"]) -> "_Stretch":
     return _Stretch(stretch.start, stretch.period, trips)
 
 
-def _interned_keys(order: list[Node], counting: bool) -> list[int]:
+def _interned_keys(order: list[Node], counting: bool, blind: str = "", args=None
+                   ) -> list[int]:
     """What two copies of a node share: op, type, arg and source line (as small ints); a
     slice's starts may differ (its steps may not), `_moves` checks how; so may a real
-    scalar constant's value where `counting`."""
+    scalar constant's value where `counting`; where `blind`, so may shapes (only the rank
+    counts, and with "operands" its operands' ops), which loop_window.py checks.  `args`:
+    each node's `_copy_arg` where already made."""
     ids: dict = {}
-    return [ids.setdefault((n.op, n.shape, n.dtype.str, _copy_arg(n, counting), n.loc),
-                           len(ids)) for n in order]
+    if args is None:
+        args = [_copy_arg(n, counting) for n in order]
+    if blind:                           # a pad's edges add up to what its shapes leave
+        args = [_blind_pad(a) if n.op is Op.PAD else a for n, a in zip(order, args)]
+        return [ids.setdefault((n.op, _shape_key(n, blind), n.dtype.str, a, n.loc), len(ids))
+                for n, a in zip(order, args)]
+    return [ids.setdefault((n.op, n.shape, n.dtype.str, a, n.loc), len(ids))
+            for n, a in zip(order, args)]
+
+
+def _blind_pad(arg: tuple) -> tuple:
+    return tuple((0, interior) for _, interior in arg)
+
+
+def _shape_key(node: Node, blind: str) -> tuple:
+    """What a shape-blind key keeps: the rank, and with "operands" its operands' ops (on
+    one source line `b[i] - L[i, :i] @ x[:i]` slices b and x alike but for what they
+    slice; the first trip reads x's parameter where the others read a select, so these
+    keys find the period, not the stretch)."""
+    if blind == "operands":
+        return (node.ndim, tuple(i.op for i in node.inputs))
+    return (node.ndim,)
 
 
 def _copy_arg(node: Node, counting: bool):
@@ -210,16 +256,22 @@ def _same_number(value, counted) -> bool:
     return value == counted and math.copysign(1, value) == math.copysign(1, counted)
 
 
-def _moves(order, stretch, trips) -> tuple[dict[int, tuple], int]:
+def _moves(order, stretch, trips, skip=()) -> tuple[dict[int, tuple], int]:
     """Offsets of slices and pads whose places move with the trip, and of scalar
     constants that count with it: offset -> (places or value in copy 0, steps per trip);
     and the copies (up to `trips`) over which every move is steady.  Only unit-stride
     slices and interior-free pads can move."""
     moves: dict[int, tuple] = {}
-    work = max((order[stretch.start + offset].size for offset in range(stretch.period)
-                if order[stretch.start + offset].op not in _FILLING), default=1)
+    last = stretch.start + (trips - 1) * stretch.period     # a windowed trip's largest
+    sizes = [max(order[stretch.start + offset].size, order[last + offset].size)
+             for offset in range(stretch.period)
+             if order[stretch.start + offset].op not in _FILLING]
+    # a windowed trip (one around an inner loop still unrolled) does all of its nodes' work
+    work = max(sum(sizes) if skip else max(sizes, default=0), 1)
     for offset in range(stretch.period):
         node = order[stretch.start + offset]
+        if offset in skip:
+            continue                            # windowed: loop_window places it
         if _is_counting_constant(node):
             steady, step = _constant_step(order, stretch, offset, trips)
             if step is None:
@@ -241,7 +293,7 @@ def _moves(order, stretch, trips) -> tuple[dict[int, tuple], int]:
         if any(step) and any(third != (1 if node.op is Op.SLICE else 0)
                              for _, _, third in node.arg):
             return {}, 1                      # a strided slice or spread pad: no loop
-        if any(step) and node.op is Op.PAD and \
+        if any(step) and node.op is Op.PAD and node.size > SMALL_WRITE_TARGET and \
                 node.size > MAX_WRITE_SPREAD * max(node.inputs[0].size, work, 1):
             return {}, 1                      # a small write into a big array: see above
         if any(step):
@@ -257,6 +309,23 @@ def _candidate_periods(keys: list[int]) -> list[int]:
         if key in last:
             distances[index - last[key]] += 1
         last[key] = index
+    return [d for d, count in distances.most_common(_CANDIDATE_PERIODS)
+            if count >= MIN_TRIPS - 1]
+
+
+def _window_periods(order: list[Node], keys: list[int]) -> list[int]:
+    """Distances between successive places where a node of one (shape-blind) key changes
+    shape, most frequent first: a loop around the nodes whose copies differ in a shape
+    (`C[i, :i+1]` changes width once per outer trip, however many inner trips read it)."""
+    last: dict[int, tuple] = {}
+    changed: dict[int, int] = {}
+    distances: Counter = Counter()
+    for index, (key, node) in enumerate(zip(keys, order)):
+        if key in last and last[key] != node.shape:
+            if key in changed:
+                distances[index - changed[key]] += 1
+            changed[key] = index
+        last[key] = node.shape
     return [d for d, count in distances.most_common(_CANDIDATE_PERIODS)
             if count >= MIN_TRIPS - 1]
 
@@ -281,15 +350,18 @@ def _periodic_stretches(keys: list[int], period: int, index: int = 0):
 class _Loop:
     """A stretch whose copies are wired alike: what the loop node needs."""
 
-    def __init__(self, order, stretch, pattern, carried_init, invariants, results, moves):
+    def __init__(self, order, stretch, pattern, carried_init, invariants, results, moves,
+                 steps=None):
         self.order, self.stretch, self.moves = order, stretch, moves
+        self.steps = steps or {}            # offset -> shape steps (loop_window.py)
         self.pattern = pattern              # per offset: per input (kind, offset | node)
         self.carried_init = carried_init    # carried offset -> initial value node
         self.invariants = invariants        # nodes from before the loop, in first-use order
         self.results = results              # offsets the rest of the program reads
 
     @classmethod
-    def match(cls, context: _Context, stretch: _Stretch) -> "_Loop | None":
+    def match(cls, context: _Context, stretch: _Stretch, windowed: bool = False
+              ) -> "_Loop | None":
         order, position = context.order, context.position
         start, period = stretch.start, stretch.period
 
@@ -326,19 +398,34 @@ class _Loop:
             carried = order[start + offset]
             if (init.shape, init.dtype) != (carried.shape, carried.dtype):
                 return None
-        moves, trips = _moves(order, stretch, trips)
+        steps = {}
+        if windowed:
+            steps, trips = shape_steps(order, start, period, trips)
+            if not steps or trips < WINDOW_MIN_TRIPS or \
+                    any(offset in steps for offset, _ in carried_init):
+                return None
+        windowed_offsets = set(steps) | {     # and what reads a windowed value
+            offset for offset, slots in enumerate(pattern)
+            if any(kind == "body" and what in steps for kind, what in slots)}
+        moves, trips = _moves(order, stretch, trips, skip=windowed_offsets)
         if trips < MIN_TRIPS or trips * period < MIN_ROLLED_NODES:
             return None
-        if moves:
+        if moves or steps:
             carried_init[TRIP] = B.constant(np.int64(0))
         stretch = _Stretch(start, period, trips)
         end = start + trips * period
         results = cls._results(context, stretch, end)
-        if results is None:
+        if results is None or any(r in steps for r in results):
             return None
         invariants = list({id(inp): inp for slots in pattern for kind, inp in slots
                            if kind == "invariant"}.values())
-        return cls(order, stretch, pattern, carried_init, invariants, results, moves)
+        loop = cls(order, stretch, pattern, carried_init, invariants, results, moves, steps)
+        if steps:
+            try:                                # built now: a refusal leaves it unrolled
+                loop.body = loop._body_graph(context.graph.name, *loop._outputs())
+            except NotWindowed:
+                return None
+        return loop
 
     @staticmethod
     def _wired_alike(order, stretch, pattern, copy, where, carried_init) -> bool:
@@ -380,9 +467,8 @@ class _Loop:
     def replacements(self, name: str) -> dict[int, Node]:
         """id(last-copy node read after the loop) -> the loop's result replacing it."""
         stretch, order = self.stretch, self.order
-        carried = sorted(self.carried_init)              # (offset, trips back)
-        extra = [r for r in self.results if (r, 1) not in self.carried_init]
-        body = self._body_graph(name, carried, extra)
+        carried, extra = self._outputs()
+        body = getattr(self, "body", None) or self._body_graph(name, carried, extra)
         spec = LoopBody(stretch.trips, len(carried), body)
         first = order[stretch.start]
         loop = B.loop([self.carried_init[c] for c in carried] + self.invariants, spec,
@@ -399,6 +485,11 @@ class _Loop:
             replaced[id(order[last + offset])] = result
         return replaced
 
+    def _outputs(self) -> tuple[list[tuple[int, int]], list[int]]:
+        """The carried values (offset, trips back), and the results not carried."""
+        carried = sorted(self.carried_init)
+        return carried, [r for r in self.results if (r, 1) not in self.carried_init]
+
     def _body_graph(self, name: str, carried: list[tuple[int, int]], extra: list[int]
                     ) -> Graph:
         """Parameters: the carried values (offset, trips back), then the invariants.
@@ -412,12 +503,17 @@ class _Loop:
         for index, node in enumerate(self.invariants, start=len(carried)):
             params[("invariant", id(node))] = B.parameter(index, node.shape, node.dtype)
         built: list[Node] = []
+        window = WindowBuilder(self.order, self.stretch.start, self.stretch.period,
+                               self.stretch.trips, self.steps, params.get(("carried", TRIP)))
         for offset, slots in enumerate(self.pattern):
             template = self.order[self.stretch.start + offset]
             inputs = [built[what] if kind == "body" else
                       params[("carried", what)] if kind == "carried" else
                       params[("invariant", id(what))] for kind, what in slots]
-            if template.op is Op.LOOP:
+            if self.steps and window.touches(offset, template, inputs):
+                with B.location(template.loc):
+                    built.append(window.build(offset, template, inputs))
+            elif template.op is Op.LOOP:
                 built.append(B.loop(inputs, template.arg, template.loc))
             elif offset in self.moves:
                 built.append(self._moving(offset, template, inputs,

@@ -35,8 +35,8 @@ import numpy as np
 
 from .ir import Graph, Node, Op
 from .ir.interpret import is_token
-from .codegen.cpu import kernel_region_update
-from .ir.ops import CONTROL_FLOW, ELEMENTWISE
+from .codegen.cpu import kernel_region_update, region_value_is_local
+from .ir.ops import CONTROL_FLOW
 from .passes.fusion import FusionPlan
 from .passes.numpy_ufuncs import in_place_base
 
@@ -161,45 +161,22 @@ def _update_in_place(plan: FusionPlan, storage: dict[int, Storage], donated: set
 
 
 def _in_place_base(kernel, storage: dict[int, Storage]) -> Node | None:
-    """x of a loop kernel computing `x[a:b] = v` from x in its own buffer, where v reads x
-    only at the element it replaces: through a slice of exactly the region, then only
-    elementwise ops and reshapes (a broadcast, reduction or shifted read of x would read
-    elements already overwritten)."""
+    """x of a loop kernel computing `x[a:b] = v` from x in its own buffer.  Where v reads
+    x only at the element it replaces it is written straight into the region, so no other
+    input may share x's buffer; else the kernel computes v into a temporary before it
+    writes anything (codegen/cpu.py `gen_region_update`), and any input may."""
     if kernel.kind != "loop" or len(kernel.outputs) != 1 or kernel.outputs[0] is not \
             kernel.root:
         return None
     update = kernel_region_update(kernel)
-    if update is None:
+    if update is None or kernel.contains(update[0]):
         return None
-    base, value, config = update
-    if kernel.contains(base) or any(i is not base and _root(i, storage) is
-                                    _root(base, storage) for i in kernel.inputs):
-        return None
-    padded, mask = kernel.root.inputs[1], kernel.root.inputs[0]
-    derived: set[int] = set()                  # kernel nodes computed from x
-    for node in kernel.nodes:
-        reads = [i for i in node.inputs if i is base or id(i) in derived]
-        if not reads or node is kernel.root:
-            continue
-        if any(i is base for i in node.inputs):
-            if not _same_region_slice(node, config, value.shape):
-                return None
-        elif node.op is Op.PAD and node is padded:
-            pass
-        elif not (node.op in ELEMENTWISE or node.op in (Op.CONVERT, Op.RESHAPE)) or \
-                any(i.size != node.size for i in reads):
-            return None
-        derived.add(id(node))
-    if id(mask) in derived or any(i is base for i in (mask, padded)):
+    base = update[0]
+    if region_value_is_local(kernel, update) and any(
+            i is not base and _root(i, storage) is _root(base, storage)
+            for i in kernel.inputs):
         return None
     return base
-
-
-def _same_region_slice(node: Node, config, shape) -> bool:
-    """A unit-stride slice starting where the region does and of its shape."""
-    return node.op is Op.SLICE and tuple(node.shape) == tuple(shape) and all(
-        start == low and step == 1 for (start, _, step), (low, _, _) in
-        zip(node.arg, config))
 
 
 def _take_block(result: BufferAssignment, free: list[tuple[int, int]], nbytes: int) -> int:

@@ -202,11 +202,12 @@ def _constant_step(order, stretch, offset, trips) -> tuple[int, int | float | No
     return trips, step
 
 
-def _moves(order, stretch, trips) -> tuple[dict[int, tuple], int]:
+def _moves(context, stretch, trips) -> tuple[dict[int, tuple], int]:
     """Offsets of slices and pads whose places move with the trip, and of scalar
     constants that count with it: offset -> (places or value in copy 0, steps per trip);
     and the copies (up to `trips`) over which every move is steady.  Only unit-stride
     slices and interior-free pads can move."""
+    order = context.order
     moves: dict[int, tuple] = {}
     work = max((order[stretch.start + offset].size for offset in range(stretch.period)
                 if order[stretch.start + offset].op not in _FILLING), default=1)
@@ -234,11 +235,35 @@ def _moves(order, stretch, trips) -> tuple[dict[int, tuple], int]:
                              for _, _, third in node.arg):
             return {}, 1                      # a strided slice or spread pad: no loop
         if any(step) and node.op is Op.PAD and \
-                node.size > MAX_WRITE_SPREAD * max(node.inputs[0].size, work, 1):
+                node.size > MAX_WRITE_SPREAD * max(node.inputs[0].size, work, 1) and \
+                not _writes_carried_region(context, stretch, offset):
             return {}, 1                      # a small write into a big array: see above
         if any(step):
             moves[offset] = (tuple(first), step)
     return moves, trips
+
+
+def _writes_carried_region(context: "_Context", stretch: "_Stretch", offset: int) -> bool:
+    """Whether the pad at `offset` only places a region write `x[:, j] = v` into x carried
+    from the trip before (select(pad(mask), pad(v), x), x in the previous copy): the body
+    updates x in its own buffer (buffers.py: a carried array is donated), so a trip costs
+    the region, not the array, and MAX_WRITE_SPREAD does not apply.  Read in copy 1,
+    whose carried x is copy 0's, reached through this trip's earlier writes to it."""
+    order, position = context.order, context.position
+    node = order[stretch.start + stretch.period + offset]
+    readers = context.readers.get(id(node), [])
+    if len(readers) != 1 or readers[0] is None or readers[0].op is not Op.SELECT:
+        return False
+    mask, padded, base = readers[0].inputs
+    if node not in (mask, padded) or mask.op is not Op.PAD or padded.op is not Op.PAD or \
+            mask.arg != padded.arg or mask.dtype != np.bool_:
+        return False
+    copy1 = stretch.start + stretch.period
+    while base.op is Op.SELECT and copy1 <= position.get(id(base), -1) < \
+            copy1 + stretch.period and base.inputs[0].op is Op.PAD:
+        base = base.inputs[2]                 # an earlier write of this trip (`ccol[k] =
+    at = position.get(id(base))               # ...; ccol[k] = ccol[k] * d`)
+    return at is not None and stretch.start <= at < copy1
 
 
 def _candidate_periods(keys: list[int]) -> list[int]:
@@ -318,7 +343,7 @@ class _Loop:
             carried = order[start + offset]
             if (init.shape, init.dtype) != (carried.shape, carried.dtype):
                 return None
-        moves, trips = _moves(order, stretch, trips)
+        moves, trips = _moves(context, stretch, trips)
         if trips < MIN_TRIPS or trips * period < MIN_ROLLED_NODES:
             return None
         if moves:

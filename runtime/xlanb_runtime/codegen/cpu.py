@@ -425,13 +425,13 @@ class _Codegen:
         every element and clamp every read.  Given x's own buffer as out0 (an in-place
         update, buffers.py) it skips the copy.  A region placed at run time (a rolled
         loop's `x[:, j] = v`) starts where XLA's dynamic-update-slice clamps it.  Where v
-        reads x elsewhere than at the element it replaces (`y[:, j] = y[:, j - 1] * b`),
+        may read x elsewhere than at the element it replaces (`y[:, j] = y[:, j - 1] * b`),
         v is computed into a region-sized temporary first, so an in-place write never
-        changes what a later element reads."""
+        changes what a later element reads (`region_needs_staging`)."""
         root = self.k.root
         starts = [self._region_start(low, d, value.shape[d]) for d, low in enumerate(lows)]
         staged = None
-        if not region_value_is_local(self.k, (base, value, lows)):
+        if region_needs_staging(self.k, (base, value, lows)):
             staged = self.fresh()
             self.emit(f"{staged} = np.empty(({''.join(f'{n}, ' for n in value.shape)}), "
                       f"np.{value.dtype.name})")
@@ -1380,6 +1380,24 @@ def region_value_is_local(kernel: Kernel, update) -> bool:
             return False
         derived.add(id(node))
     return id(mask) not in derived and not any(i is base for i in (mask, padded))
+
+
+def region_needs_staging(kernel: Kernel, update) -> bool:
+    """Whether v must be computed whole before the region is written: it reads x elsewhere
+    than at the element it replaces, or it reads another array of x's size, which may
+    live in x's buffer (a view, or an earlier update of x in place: buffers.py)."""
+    base, value, _ = update
+    if not region_value_is_local(kernel, update):
+        return True
+    return any(i is not base and i.size == base.size for i in kernel.inputs)
+
+
+def same_region(a, b) -> bool:
+    """Whether two `region_update`s replace the same elements."""
+    return a[1].shape == b[1].shape and all(
+        same_place(x, y) if isinstance(x, Node) and isinstance(y, Node) else
+        not isinstance(x, Node) and not isinstance(y, Node) and x == y
+        for x, y in zip(a[2], b[2]))
 
 
 def _same_region_slice(node: Node, lows, shape) -> bool:

@@ -577,9 +577,11 @@ def _sibling_signature(kernel: Kernel):
     if kernel.kind == "reduce":
         red = kernel.reductions[0]
         return ("reduce", red.inputs[0].shape, red.arg[1])
-    if kernel.kind == "loop" and kernel.root.shape:
+    if kernel.kind == "loop" and kernel.root.shape and not (
+            kernel.root.op is Op.SELECT and writes_a_region(kernel.root)):
         return ("loop", kernel.root.shape)
-    return None
+    return None                 # a region write stays alone: it writes only its region
+                                # (in place, codegen/cpu.py), merged it selects everywhere
 
 
 # Siblings tried per kernel: the next ones of its shape in program order.  Merging is

@@ -95,3 +95,48 @@ def test_an_intermediate_updated_once_is_written_in_place():
     assert "if out0 is not in0:" in sources
     storage = compiled.executable.buffers.storage
     assert any(s.kind == "update" for s in storage.values())
+
+
+def deriche_rows(img, b1, b2):
+    """npbench deriche's first sweep: each trip writes one column of y from the two
+    columns before it (a strided region, placed at run time once the loop rolls)."""
+    y = np.empty_like(img)
+    y[:, 0] = img[:, 0]
+    y[:, 1] = img[:, 1] + b1 * y[:, 0]
+    for j in range(2, img.shape[1]):
+        y[:, j] = img[:, j] + b1 * y[:, j - 1] + b2 * y[:, j - 2]
+    return y
+
+
+def test_a_rolled_column_write_reading_earlier_columns_updates_in_place():
+    """The array is 10x the column's size and more: rolled, each trip writes its column
+    into the carried buffer (the value staged first, as it reads other columns)."""
+    img = np.random.default_rng(4).random((12, 40))
+    compiled = _check(deriche_rows, [img, 0.6, -0.3], static=(1, 2))
+    assert any(d for d in _donated(compiled))
+    sources = "\n".join(k.source for k in compiled.kernels)
+    assert "np.empty((12, 1, ), np.float64)" in sources     # the staged column
+
+
+def thomas_forward(c, d, w, a):
+    """npbench vadv's forward sweep: two writes to one slab of c and of d per trip, the
+    second reading the first (simplified to two updates of the trip's first c)."""
+    for k in range(1, c.shape[2] - 1):
+        c[:, :, k] = w[:, :, k] * 0.5
+        divided = 1.0 / (a - c[:, :, k - 1] * w[:, :, k])
+        c[:, :, k] = c[:, :, k] * divided
+        d[:, :, k] = (d[:, :, k] - d[:, :, k - 1] * w[:, :, k]) * divided
+    return c, d
+
+
+def test_two_writes_of_one_region_per_trip_update_in_place():
+    rng = np.random.default_rng(5)
+    args = [rng.random((5, 6, 20)), rng.random((5, 6, 20)), rng.random((5, 6, 20)),
+            rng.random((5, 6)) + 2.0]
+    compiled = _check(thomas_forward, args)
+    donated = _donated(compiled)
+    assert donated and all(len(d) == 2 for d in donated)    # c and d, in place
+    loops = [d.source for d in compiled.executable.dispatchers.values()
+             if hasattr(d, "source")]
+    # every write of a slab lands in c's or d's own buffer: no trip makes a new array
+    assert loops and not any("_empty((5, 6, 20)" in source for source in loops)

@@ -404,3 +404,27 @@ def test_a_constant_that_differs_without_counting_still_lets_the_rest_roll():
     expected, got, _, _, compiled = _run(f, (x,))
     assert_close(got, expected, n=4 * MIN_TRIPS)
     assert compiled.as_text().count(" = loop(") == 1
+
+
+def test_a_loop_around_rolled_loops_rolls_too():
+    """npbench conv2d: `for i: for j: out[:, i, j, :] = ...`.  Each row's inner loop rolls
+    with its slices' first places as loop inputs, so the rows are copies of one body whose
+    inputs count with i, and the outer loop rolls around them: a few loops, not one per
+    row."""
+    def conv2d(x, w):
+        k, rows, cols = w.shape[0], x.shape[1] - w.shape[0] + 1, x.shape[2] - w.shape[0] + 1
+        out = np.empty((x.shape[0], rows, cols, w.shape[3]), dtype=x.dtype)
+        for i in range(rows):
+            for j in range(cols):
+                out[:, i, j, :] = np.sum(x[:, i:i + k, j:j + k, :, np.newaxis] *
+                                         w[np.newaxis, :, :, :], axis=(1, 2, 3))
+        return out
+
+    rng = np.random.default_rng(12)
+    x, w = rng.random((2, 2 * MIN_TRIPS + 1, 2 * MIN_TRIPS + 1, 2)), rng.random((2, 2, 2, 3))
+    jitted = xlanb.jit(conv2d)
+    assert_close(jitted(x, w), conv2d(x, w), n=8)
+    text = jitted.lower(x, w).compile().as_text()
+    top = [line for line in text.splitlines() if " = loop(" in line and "|" not in line]
+    nested = [line for line in text.splitlines() if " = loop(" in line and "|" in line]
+    assert 1 <= len(top) <= 3 and nested        # rows around rolled columns

@@ -136,6 +136,13 @@ class _Context:
             self.readers.setdefault(id(out), []).append(None)
 
 
+def _copy_nodes(order: list[Node], stretch: "_Stretch") -> int:
+    """Nodes one copy holds, a rolled loop's body counted in: a row of conv2d is a few
+    nodes around a loop over its columns."""
+    copy = order[stretch.start:stretch.start + stretch.period]
+    return stretch.period + sum(len(n.arg.body.nodes) for n in copy if n.op is Op.LOOP)
+
+
 def _aligned(context: "_Context", stretch: "_Stretch") -> "_Stretch":
     """The stretch starting after any loop results it opens with: a copy that begins
     with the result of a loop in the copy before would carry the loop node itself (a
@@ -358,14 +365,14 @@ class _Loop:
             if not cls._wired_alike(order, stretch, pattern, copy, where, carried_init):
                 trips = copy
                 break
-        if trips < MIN_TRIPS or trips * period < MIN_ROLLED_NODES:
+        if trips < MIN_TRIPS or trips * _copy_nodes(order, stretch) < MIN_ROLLED_NODES:
             return None
         for (offset, _), init in carried_init.items():  # the state keeps one type
             carried = order[start + offset]
             if (init.shape, init.dtype) != (carried.shape, carried.dtype):
                 return None
         moves, trips = _moves(context, stretch, trips)
-        if trips < MIN_TRIPS or trips * period < MIN_ROLLED_NODES:
+        if trips < MIN_TRIPS or trips * _copy_nodes(order, stretch) < MIN_ROLLED_NODES:
             return None
         if moves:
             carried_init[TRIP] = B.constant(np.int64(0))

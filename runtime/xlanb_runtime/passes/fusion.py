@@ -647,7 +647,9 @@ def merge_siblings(kernels: list[Kernel], producer: dict[int, Kernel],
                     continue
                 if depends(a, b) or depends(b, a):
                     continue
-                _absorb(a, b, producer)
+                if kernel_size(a) + kernel_size(b) > MAX_KERNEL_OPS:
+                    continue            # Numba's compile time: lenet's 144 pooling maxima
+                _absorb(a, b, producer)     # merged into one took 3 minutes
                 a.nodes.sort(key=lambda n: index[id(n)])
                 merged_into[id(b)] = a
                 low[id(a)] = min(low[id(a)], low[id(b)])

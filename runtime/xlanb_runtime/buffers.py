@@ -35,8 +35,8 @@ import numpy as np
 
 from .ir import Graph, Node, Op
 from .ir.interpret import is_token
-from .codegen.cpu import kernel_region_update
-from .ir.ops import CONTROL_FLOW, ELEMENTWISE
+from .codegen.cpu import kernel_region_update, region_needs_staging, same_region
+from .ir.ops import CONTROL_FLOW
 from .passes.fusion import FusionPlan
 from .passes.numpy_ufuncs import in_place_base
 
@@ -131,12 +131,20 @@ def _update_in_place(plan: FusionPlan, storage: dict[int, Storage], donated: set
                      ) -> None:
     """Region-update kernels whose base buffer is dead after them write over it (module
     docstring).  A buffer's values are read until the last kernel reading any node that
-    lives in it; the program's outputs are read at the end."""
+    lives in it; the program's outputs are read at the end.  A later kernel that reads x
+    only as the base of an update of the same region is no reader of the old value: it
+    replaces those elements itself (`x[k] = a; x[k] = x[k] * b` simplifies to two
+    updates of the old x)."""
     end = len(plan.kernels)
     read: dict[int, int] = {}                  # node -> last step reading it
-    for step, kernel in enumerate(plan.kernels):
+    overwrites: dict[int, tuple] = {}          # node -> (node, [(step, update)]): read as
+    for step, kernel in enumerate(plan.kernels):                 # a same-region base only
+        over = _overwritten_base(kernel)
         for inp in kernel.inputs:
-            read[id(inp)] = step
+            if over is not None and inp is over[0]:
+                overwrites.setdefault(id(inp), (inp, []))[1].append((step, over))
+            else:
+                read[id(inp)] = step
     for out in plan.graph.outputs:
         read[id(out)] = end
     last: dict[int, int] = {}                  # buffer root -> last step reading it
@@ -153,6 +161,8 @@ def _update_in_place(plan: FusionPlan, storage: dict[int, Storage], donated: set
             continue                           # the caller's, a constant, NumPy's result
         if last.get(id(root), -1) > step:
             continue                           # x's old value is read later
+        if _old_values_read(kernel, base, root, step, overwrites, storage):
+            continue                           # a later update keeps other old elements
         if kind is not None:
             storage[id(root)] = Storage("donated")
         storage[id(kernel.root)] = Storage("update", base=base)
@@ -160,46 +170,48 @@ def _update_in_place(plan: FusionPlan, storage: dict[int, Storage], donated: set
         last[id(root)] = max(step, last.get(id(kernel.root), step))
 
 
+def _overwritten_base(kernel):
+    """The region update of a kernel that reads its x only as the select's base (v does
+    not read x), or None."""
+    update = kernel_region_update(kernel) if kernel.kind == "loop" else None
+    if update is None or kernel.contains(update[0]):
+        return None
+    base = update[0]
+    if any(base in node.inputs for node in kernel.nodes if node is not kernel.root):
+        return None
+    return update
+
+
+def _old_values_read(kernel, base: Node, root: Node, step: int, overwrites, storage
+                     ) -> bool:
+    """Whether a later kernel keeps elements of x's buffer, as they were before this
+    kernel's update, that the update replaces: an update of another region, or of a
+    node other than x in x's buffer (a view)."""
+    update = kernel_region_update(kernel)
+    for node, uses in overwrites.values():
+        if _root(node, storage) is root and any(
+                later > step and (node is not base or not same_region(over, update))
+                for later, over in uses):
+            return True
+    return False
+
+
 def _in_place_base(kernel, storage: dict[int, Storage]) -> Node | None:
-    """x of a loop kernel computing `x[a:b] = v` from x in its own buffer, where v reads x
-    only at the element it replaces: through a slice of exactly the region, then only
-    elementwise ops and reshapes (a broadcast, reduction or shifted read of x would read
-    elements already overwritten)."""
+    """x of a loop kernel computing `x[a:b] = v` from x in its own buffer.  v reads x, or
+    a value that may share x's buffer, only at the element it replaces, or the kernel
+    computes v whole before writing (codegen/cpu.py `region_needs_staging`)."""
     if kernel.kind != "loop" or len(kernel.outputs) != 1 or kernel.outputs[0] is not \
             kernel.root:
         return None
     update = kernel_region_update(kernel)
-    if update is None:
+    if update is None or kernel.contains(update[0]):
         return None
-    base, value, config = update
-    if kernel.contains(base) or any(i is not base and _root(i, storage) is
-                                    _root(base, storage) for i in kernel.inputs):
-        return None
-    padded, mask = kernel.root.inputs[1], kernel.root.inputs[0]
-    derived: set[int] = set()                  # kernel nodes computed from x
-    for node in kernel.nodes:
-        reads = [i for i in node.inputs if i is base or id(i) in derived]
-        if not reads or node is kernel.root:
-            continue
-        if any(i is base for i in node.inputs):
-            if not _same_region_slice(node, config, value.shape):
-                return None
-        elif node.op is Op.PAD and node is padded:
-            pass
-        elif not (node.op in ELEMENTWISE or node.op in (Op.CONVERT, Op.RESHAPE)) or \
-                any(i.size != node.size for i in reads):
-            return None
-        derived.add(id(node))
-    if id(mask) in derived or any(i is base for i in (mask, padded)):
-        return None
+    base = update[0]
+    if not region_needs_staging(kernel, update) and any(
+            i is not base and _root(i, storage) is _root(base, storage)
+            for i in kernel.inputs):
+        return None                            # cannot happen: aliases have x's size
     return base
-
-
-def _same_region_slice(node: Node, config, shape) -> bool:
-    """A unit-stride slice starting where the region does and of its shape."""
-    return node.op is Op.SLICE and tuple(node.shape) == tuple(shape) and all(
-        start == low and step == 1 for (start, _, step), (low, _, _) in
-        zip(node.arg, config))
 
 
 def _take_block(result: BufferAssignment, free: list[tuple[int, int]], nbytes: int) -> int:

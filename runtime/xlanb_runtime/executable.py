@@ -467,8 +467,9 @@ class DriverBuilder:
             return self.kernel_operand(arg.node)
         if arg.kind == "in_t":                      # a narrow dot's rhs, as (n, k) rows
             return f"np.ascontiguousarray({self.kernel_operand(arg.node)}.T)"
-        if arg.kind == "size":
-            return str(arg.value)
+        if arg.kind == "size":          # inside Numba a bare 400 is Literal[int](400): the
+            # kernel would compile again for it, and that entry breaks its cache manifest
+            return f"np.int64({arg.value})" if self.for_numba else str(arg.value)
         if arg.kind == "const":
             return self.bind(arg.node.dtype.type(arg.node.arg[()]), "c")
         acc = self.dot_accumulator(gen)           # accnd; rank 0 becomes shape (1,)

@@ -419,12 +419,25 @@ class _Codegen:
         with self.distributed_loop():
             self.write_outputs(self.k.outputs, outer + (inner,), {}, self.k.root.shape)
 
-    def gen_region_update(self, base: Node, value: Node, config) -> None:
+    def gen_region_update(self, base: Node, value: Node, lows) -> None:
         """`x[a:b] = v` (select(pad(mask), pad(v), x) with one region): copy x, then write
         v over the region.  Two plain loops that vectorize, where the select would test
         every element and clamp every read.  Given x's own buffer as out0 (an in-place
-        update, buffers.py) it skips the copy."""
+        update, buffers.py) it skips the copy.  A region placed at run time (a rolled
+        loop's `x[:, j] = v`) starts where XLA's dynamic-update-slice clamps it.  Where v
+        may read x elsewhere than at the element it replaces (`y[:, j] = y[:, j - 1] * b`),
+        v is computed into a region-sized temporary first, so an in-place write never
+        changes what a later element reads (`region_needs_staging`)."""
         root = self.k.root
+        starts = [self._region_start(low, d, value.shape[d]) for d, low in enumerate(lows)]
+        staged = None
+        if region_needs_staging(self.k, (base, value, lows)):
+            staged = self.fresh()
+            self.emit(f"{staged} = np.empty(({''.join(f'{n}, ' for n in value.shape)}), "
+                      f"np.{value.dtype.name})")
+            region = self.open_loops(self.size_names(value.shape, "u"), "k", self.parallel)
+            self.emit(f"{self.at(staged, region)} = {self.value(value, region, {})}")
+            self.depth -= len(region)
         if not self.k.contains(base):          # its buffer may be out0's (buffers.py):
             self.emit(f"if out0 is not {self.input_name(base)}:")    # then no copy
             self.depth += 1
@@ -432,10 +445,18 @@ class _Codegen:
         self.emit(f"out0[{', '.join(idx) or '0'}] = {self.value(base, idx, {})}")
         self.depth -= len(idx) + (not self.k.contains(base))
         region = self.open_loops(self.size_names(value.shape, "u"), "k", self.parallel)
-        target = tuple(k if low == 0 else f"{k} + {low}" for k, (low, _, _) in
-                       zip(region, config))
-        computed = self.value(value, region, {})
+        target = tuple(k if start == "0" else f"{k} + {start}" for k, start in
+                       zip(region, starts))
+        computed = self.at(staged, region) if staged else self.value(value, region, {})
         self.emit(f"out0[{', '.join(target) or '0'}] = {computed}")
+
+    def _region_start(self, low, dim: int, size: int) -> str:
+        """Where the region starts along `dim`: a pad's constant, or a dynamic pad's place
+        read at run time and clamped so the region fits, as the interpreter does."""
+        if isinstance(low, (int, np.integer)):
+            return str(int(low))
+        place = self.value(low, (), {})
+        return self._assign(f"min(max({place}, 0), {self.k.root.shape[dim] - size})")
 
     def gen_scatter(self) -> None:
         """out = base; out[..., indices[k], ...] += updates[k] (indices clamped)."""
@@ -1308,18 +1329,87 @@ def should_parallelize(kernel: Kernel, threads: int) -> bool:
 
 
 def region_update(node: Node):
-    """(x, v, pad config) when `node` is `x` with one region replaced by `v`: the lowering
-    of `x[a:b, c:d] = v`, select(pad(all-true, false), pad(v, _), x)."""
+    """(x, v, lows) when `node` is `x` with one region replaced by `v`: the lowering of
+    `x[a:b, c:d] = v`, select(pad(all-true, false), pad(v, _), x).  `lows`: where the
+    region starts per dimension, an int for a pad, a 0-d integer node for a dynamic pad
+    (a rolled loop's moving write, placed at run time)."""
     if node.op is not Op.SELECT or node.ndim == 0:
         return None
     mask, padded, base = node.inputs
-    if not (mask.op is Op.PAD and padded.op is Op.PAD and mask.arg == padded.arg
-            and all(interior == 0 for _, _, interior in mask.arg)):
+    if mask.op is Op.PAD and padded.op is Op.PAD and mask.arg == padded.arg \
+            and all(interior == 0 for _, _, interior in mask.arg):
+        lows = tuple(low for low, _, _ in padded.arg)
+    elif mask.op is Op.DYNAMIC_PAD and padded.op is Op.DYNAMIC_PAD and \
+            mask.inputs[0].shape == padded.inputs[0].shape and \
+            all(same_place(a, b) for a, b in zip(mask.inputs[2:], padded.inputs[2:])):
+        lows = tuple(padded.inputs[2:])
+    else:
         return None
-    inside, outside = mask.inputs
+    inside, outside = mask.inputs[:2]
     if not (_splat_value(inside) is True and _splat_value(outside) is False):
         return None
-    return base, padded.inputs[0], padded.arg
+    return base, padded.inputs[0], lows
+
+
+def same_place(a: Node, b: Node) -> bool:
+    """Two 0-d places known equal: one node, or scalar constants of one value."""
+    return a is b or (a.op is Op.CONSTANT and b.op is Op.CONSTANT and a.shape == () and
+                      b.shape == () and a.arg.item() == b.arg.item())
+
+
+def region_value_is_local(kernel: Kernel, update) -> bool:
+    """Whether v of the kernel's `x[a:b] = v` reads x only at the element it replaces:
+    through a slice of exactly the region, then only elementwise ops and reshapes (a
+    broadcast, reduction or shifted read of x would read elements already overwritten
+    in place).  Then v is written straight into the region; else it is staged
+    (`gen_region_update`)."""
+    base, value, lows = update
+    padded, mask = kernel.root.inputs[1], kernel.root.inputs[0]
+    derived: set[int] = set()                  # kernel nodes computed from x
+    for node in kernel.nodes:
+        reads = [i for i in node.inputs if i is base or id(i) in derived]
+        if not reads or node is kernel.root:
+            continue
+        if any(i is base for i in node.inputs):
+            if not _same_region_slice(node, lows, value.shape):
+                return False
+        elif node.op in (Op.PAD, Op.DYNAMIC_PAD) and node is padded:
+            pass
+        elif not (node.op in ELEMENTWISE or node.op in (Op.CONVERT, Op.RESHAPE)) or \
+                any(i.size != node.size for i in reads):
+            return False
+        derived.add(id(node))
+    return id(mask) not in derived and not any(i is base for i in (mask, padded))
+
+
+def region_needs_staging(kernel: Kernel, update) -> bool:
+    """Whether v must be computed whole before the region is written: it reads x elsewhere
+    than at the element it replaces, or it reads another array of x's size, which may
+    live in x's buffer (a view, or an earlier update of x in place: buffers.py)."""
+    base, value, _ = update
+    if not region_value_is_local(kernel, update):
+        return True
+    return any(i is not base and i.size == base.size for i in kernel.inputs)
+
+
+def same_region(a, b) -> bool:
+    """Whether two `region_update`s replace the same elements."""
+    return a[1].shape == b[1].shape and all(
+        same_place(x, y) if isinstance(x, Node) and isinstance(y, Node) else
+        not isinstance(x, Node) and not isinstance(y, Node) and x == y
+        for x, y in zip(a[2], b[2]))
+
+
+def _same_region_slice(node: Node, lows, shape) -> bool:
+    """A unit-stride slice of x starting where the region does and of its shape."""
+    if tuple(node.shape) != tuple(shape):
+        return False
+    if node.op is Op.SLICE:
+        return all(isinstance(low, (int, np.integer)) and start == low and step == 1
+                   for (start, _, step), low in zip(node.arg, lows))
+    return node.op is Op.DYNAMIC_SLICE and all(
+        not isinstance(low, (int, np.integer)) and same_place(start, low)
+        for start, low in zip(node.inputs[1:], lows))
 
 
 def kernel_region_update(kernel: Kernel):

@@ -577,9 +577,11 @@ def _sibling_signature(kernel: Kernel):
     if kernel.kind == "reduce":
         red = kernel.reductions[0]
         return ("reduce", red.inputs[0].shape, red.arg[1])
-    if kernel.kind == "loop" and kernel.root.shape:
+    if kernel.kind == "loop" and kernel.root.shape and not (
+            kernel.root.op is Op.SELECT and writes_a_region(kernel.root)):
         return ("loop", kernel.root.shape)
-    return None
+    return None                 # a region write stays alone: it writes only its region
+                                # (in place, codegen/cpu.py), merged it selects everywhere
 
 
 # Siblings tried per kernel: the next ones of its shape in program order.  Merging is
@@ -645,7 +647,9 @@ def merge_siblings(kernels: list[Kernel], producer: dict[int, Kernel],
                     continue
                 if depends(a, b) or depends(b, a):
                     continue
-                _absorb(a, b, producer)
+                if kernel_size(a) + kernel_size(b) > MAX_KERNEL_OPS:
+                    continue            # Numba's compile time: lenet's 144 pooling maxima
+                _absorb(a, b, producer)     # merged into one took 3 minutes
                 a.nodes.sort(key=lambda n: index[id(n)])
                 merged_into[id(b)] = a
                 low[id(a)] = min(low[id(a)], low[id(b)])

@@ -136,11 +136,12 @@ def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None
             if head is not None:    # starts in a loop already found (a copy's phase can
                 index = head        # start a node early): search again after that loop
                 continue
-            stretch = _before_loops(stretch, loops)
+            stretch = _aligned(context, _before_loops(stretch, loops))
             loop = _Loop.match(context, stretch, windowed is not None) \
                 if stretch.trips >= MIN_TRIPS else None
             if loop is not None:
                 loops.append(loop)
+                index = _resume_after(loop, stretch, index)
     return loops
 
 
@@ -157,6 +158,33 @@ class _Context:
                 self.readers.setdefault(id(inp), []).append(node)
         for out in graph.outputs:
             self.readers.setdefault(id(out), []).append(None)
+
+
+def _copy_nodes(order: list[Node], stretch: "_Stretch") -> int:
+    """Nodes one copy holds, a rolled loop's body counted in: a row of conv2d is a few
+    nodes around a loop over its columns."""
+    copy = order[stretch.start:stretch.start + stretch.period]
+    return stretch.period + sum(len(n.arg.body.nodes) for n in copy if n.op is Op.LOOP)
+
+
+def _aligned(context: "_Context", stretch: "_Stretch") -> "_Stretch":
+    """The stretch starting after any loop results it opens with: a copy that begins
+    with the result of a loop in the copy before would carry the loop node itself (a
+    first inner loop unlike the rest leaves its result just before a stretch's keys)."""
+    end, start = _end(stretch), stretch.start
+    while start < end and context.order[start].op is Op.LOOP_RESULT:
+        start += 1
+    if start == stretch.start:
+        return stretch
+    return _Stretch(start, stretch.period, (end - start) // stretch.period)
+
+
+def _resume_after(loop: "_Loop", stretch: "_Stretch", index: int) -> int:
+    """Where the search goes on after a loop found in `stretch`: right after the loop
+    where its moves cut it short (conv2d's 31 inner loops of 31 trips each trace as one
+    stretch of 961 copies, their slices' starts steady only within a row), so one search
+    rolls every inner loop and the next rolls the loop around them."""
+    return _end(loop.stretch) if _end(loop.stretch) < _end(stretch) else index
 
 
 def _end(stretch: "_Stretch") -> int:
@@ -256,11 +284,12 @@ def _same_number(value, counted) -> bool:
     return value == counted and math.copysign(1, value) == math.copysign(1, counted)
 
 
-def _moves(order, stretch, trips, skip=()) -> tuple[dict[int, tuple], int]:
+def _moves(context, stretch, trips, skip=()) -> tuple[dict[int, tuple], int]:
     """Offsets of slices and pads whose places move with the trip, and of scalar
     constants that count with it: offset -> (places or value in copy 0, steps per trip);
     and the copies (up to `trips`) over which every move is steady.  Only unit-stride
     slices and interior-free pads can move."""
+    order = context.order
     moves: dict[int, tuple] = {}
     last = stretch.start + (trips - 1) * stretch.period     # a windowed trip's largest
     sizes = [max(order[stretch.start + offset].size, order[last + offset].size)
@@ -294,11 +323,35 @@ def _moves(order, stretch, trips, skip=()) -> tuple[dict[int, tuple], int]:
                              for _, _, third in node.arg):
             return {}, 1                      # a strided slice or spread pad: no loop
         if any(step) and node.op is Op.PAD and node.size > SMALL_WRITE_TARGET and \
-                node.size > MAX_WRITE_SPREAD * max(node.inputs[0].size, work, 1):
+                node.size > MAX_WRITE_SPREAD * max(node.inputs[0].size, work, 1) and \
+                not _writes_carried_region(context, stretch, offset):
             return {}, 1                      # a small write into a big array: see above
         if any(step):
             moves[offset] = (tuple(first), step)
     return moves, trips
+
+
+def _writes_carried_region(context: "_Context", stretch: "_Stretch", offset: int) -> bool:
+    """Whether the pad at `offset` only places a region write `x[:, j] = v` into x carried
+    from the trip before (select(pad(mask), pad(v), x), x in the previous copy): the body
+    updates x in its own buffer (buffers.py: a carried array is donated), so a trip costs
+    the region, not the array, and MAX_WRITE_SPREAD does not apply.  Read in copy 1,
+    whose carried x is copy 0's, reached through this trip's earlier writes to it."""
+    order, position = context.order, context.position
+    node = order[stretch.start + stretch.period + offset]
+    readers = context.readers.get(id(node), [])
+    if len(readers) != 1 or readers[0] is None or readers[0].op is not Op.SELECT:
+        return False
+    mask, padded, base = readers[0].inputs
+    if node not in (mask, padded) or mask.op is not Op.PAD or padded.op is not Op.PAD or \
+            mask.arg != padded.arg or mask.dtype != np.bool_:
+        return False
+    copy1 = stretch.start + stretch.period
+    while base.op is Op.SELECT and copy1 <= position.get(id(base), -1) < \
+            copy1 + stretch.period and base.inputs[0].op is Op.PAD:
+        base = base.inputs[2]                 # an earlier write of this trip (`ccol[k] =
+    at = position.get(id(base))               # ...; ccol[k] = ccol[k] * d`)
+    return at is not None and stretch.start <= at < copy1
 
 
 def _candidate_periods(keys: list[int]) -> list[int]:
@@ -392,7 +445,7 @@ class _Loop:
             if not cls._wired_alike(order, stretch, pattern, copy, where, carried_init):
                 trips = copy
                 break
-        if trips < MIN_TRIPS or trips * period < MIN_ROLLED_NODES:
+        if trips < MIN_TRIPS or trips * _copy_nodes(order, stretch) < MIN_ROLLED_NODES:
             return None
         for (offset, _), init in carried_init.items():  # the state keeps one type
             carried = order[start + offset]
@@ -407,8 +460,8 @@ class _Loop:
         windowed_offsets = set(steps) | {     # and what reads a windowed value
             offset for offset, slots in enumerate(pattern)
             if any(kind == "body" and what in steps for kind, what in slots)}
-        moves, trips = _moves(order, stretch, trips, skip=windowed_offsets)
-        if trips < MIN_TRIPS or trips * period < MIN_ROLLED_NODES:
+        moves, trips = _moves(context, stretch, trips, skip=windowed_offsets)
+        if trips < MIN_TRIPS or trips * _copy_nodes(order, stretch) < MIN_ROLLED_NODES:
             return None
         if moves or steps:
             carried_init[TRIP] = B.constant(np.int64(0))
@@ -471,8 +524,11 @@ class _Loop:
         body = getattr(self, "body", None) or self._body_graph(name, carried, extra)
         spec = LoopBody(stretch.trips, len(carried), body)
         first = order[stretch.start]
-        loop = B.loop([self.carried_init[c] for c in carried] + self.invariants, spec,
-                      first.loc)
+        places = self._first_places(first.serial)
+        if TRIP in self.carried_init:           # in the program's order where the loop is
+            self.carried_init[TRIP].serial = first.serial
+        loop = B.loop([self.carried_init[c] for c in carried] + self.invariants + places,
+                      spec, first.loc)
         loop.serial = first.serial
         output_of = {offset: carried.index((offset, 1)) for offset, back in carried
                      if back == 1}
@@ -502,6 +558,9 @@ class _Loop:
             params[("carried", (offset, back))] = B.parameter(index, node.shape, node.dtype)
         for index, node in enumerate(self.invariants, start=len(carried)):
             params[("invariant", id(node))] = B.parameter(index, node.shape, node.dtype)
+        for index, (key, place) in enumerate(self._first_place_keys(),
+                                             start=len(carried) + len(self.invariants)):
+            params[key] = B.parameter(index, (), place.dtype)
         built: list[Node] = []
         window = WindowBuilder(self.order, self.stretch.start, self.stretch.period,
                                self.stretch.trips, self.steps, params.get(("carried", TRIP)))
@@ -517,7 +576,7 @@ class _Loop:
                 built.append(B.loop(inputs, template.arg, template.loc))
             elif offset in self.moves:
                 built.append(self._moving(offset, template, inputs,
-                                          params[("carried", TRIP)]))
+                                          params[("carried", TRIP)], params))
             else:
                 built.append(Node(template.op, inputs, template.shape, template.dtype,
                                   template.arg, template.loc))
@@ -527,19 +586,49 @@ class _Loop:
                    for offset, back in carried] + [built[r] for r in extra]
         return Graph(list(params.values()), outputs, f"{name}.loop_body")
 
-    def _moving(self, offset: int, template: Node, inputs: list[Node], trip: Node) -> Node:
+    def _first_place_keys(self) -> list[tuple[tuple, Node]]:
+        """Per distinct first place of the moves: its body parameter's key and its value
+        in copy 0 (a scalar of the place's dtype).  The first places are loop inputs, not
+        constants of the body: a loop around this one (`for i: for j: out[:, i, j] =
+        ...`) then finds copies of one body whose inputs count with its own trip, and
+        rolls too.  Equal places share one parameter, so the mask and the value of one
+        write stay one region (codegen/cpu.py `region_update`)."""
+        keys: dict[tuple, Node] = {}
+        for offset, (first, _) in sorted(self.moves.items()):
+            dtype = self._place_dtype(offset)
+            for f in first:
+                key = ("first", dtype.str, f)
+                if key not in keys:
+                    keys[key] = B.constant(np.asarray(f, dtype)[()])
+        return list(keys.items())
+
+    def _place_dtype(self, offset: int) -> np.dtype:
+        template = self.order[self.stretch.start + offset]
+        return template.dtype if template.op is Op.CONSTANT else np.dtype(np.int64)
+
+    def _first_places(self, serial: int) -> list[Node]:
+        """The loop's inputs holding its moves' first places, created where the loop
+        stands in the program's order."""
+        places = [place for _, place in self._first_place_keys()]
+        for place in places:
+            place.serial = serial
+        return places
+
+    def _moving(self, offset: int, template: Node, inputs: list[Node], trip: Node,
+                params: dict) -> Node:
         """The slice or pad of copy `trip`: placed at first + trip * step; the constant of
-        copy `trip`: first + trip * step, in its dtype."""
+        copy `trip`: first + trip * step, in its dtype (first: a loop input)."""
         first, step = self.moves[offset]
+        dtype = self._place_dtype(offset)
+        firsts = [params[("first", dtype.str, f)] for f in first]
         with B.location(template.loc):
             if template.op is Op.CONSTANT:
                 dtype = template.dtype
                 count = trip if dtype == trip.dtype else B.convert(trip, dtype)
-                return B.binary(Op.ADD, B.constant(first[0], dtype),
+                return B.binary(Op.ADD, firsts[0],
                                 B.binary(Op.MUL, count, B.constant(step[0], dtype)))
-            places = [B.binary(Op.ADD, B.constant(np.int64(f)),
-                               B.binary(Op.MUL, trip, B.constant(np.int64(d))))
-                      if d else B.constant(np.int64(f)) for f, d in zip(first, step)]
+            places = [B.binary(Op.ADD, f, B.binary(Op.MUL, trip, B.constant(np.int64(d))))
+                      if d else f for f, d in zip(firsts, step)]
             if template.op is Op.SLICE:
                 return B.dynamic_slice(inputs[0], places, template.shape)
             return B.dynamic_pad(inputs[0], inputs[1], places, template.shape)

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 from ..ir import Node, Op
 from ..ir.ops import ELEMENTWISE
-from .fusion import MAX_KERNEL_OPS, Kernel, _unique, is_unit_reshape, kernel_size, squeezed
+from .fusion import (MAX_KERNEL_OPS, Kernel, _unique, is_unit_reshape, kernel_size, squeezed,
+                     writes_a_region)
 
 ROW = "row"                            # index token of the swept (last) axis
 ROW_KIND = "row"
@@ -43,9 +44,10 @@ def row_space(kernel: Kernel) -> tuple[int, ...] | None:
         if len(shape) >= 2 and tuple(red.arg[1]) == (len(shape) - 1,):
             return shape
         return None
-    if kernel.kind == "loop" and len(kernel.root.shape) >= 2:
+    if kernel.kind == "loop" and len(kernel.root.shape) >= 2 and not (
+            kernel.root.op is Op.SELECT and writes_a_region(kernel.root)):
         return kernel.root.shape
-    return None
+    return None                 # a region write writes its region only (codegen/cpu.py)
 
 
 def _natural_index(shape, rows: tuple[int, ...]) -> tuple | None:

@@ -142,6 +142,7 @@ def run_one(root: Path, name: str, preset: str, repeats: int) -> dict:
     record["first_call_s"] = time.perf_counter() - start
     if jitted.last_compiled.runs_eagerly:       # over a compile budget: NumPy, as written
         record["status"] = "over budget (eager)"
+        record["error"] = jitted.last_compiled.executable.over_budget[:160]   # which budget
     arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
     record["difference"] = largest_difference(
         expected + [numpy_args[i] for i in arrays], actual + [ours_args[i] for i in arrays])
@@ -178,7 +179,7 @@ def report(results: list[dict]) -> None:
             continue
         print(f"{r['name']:26} {r['status']:26} {r['difference']:9.1e} "
               f"{r['numpy_s'] * 1e3:9.3f} {r['xlanb_s'] * 1e3:9.3f} {r['ratio']:10.2f}x "
-              f"{str(r['kernels']):>7}")
+              f"{str(r['kernels']):>7}  {r.get('error', '')}")
     compiled = [r for r in results if r["status"] == "compiled"]
     print(f"\ncompiled under jit: {len(compiled)}/{len(results)}; over a compile budget "
           f"(run eagerly): {sum(r['status'].startswith('over') for r in results)}")

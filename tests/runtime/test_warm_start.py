@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -116,7 +117,6 @@ def test_a_damaged_runtime_entry_is_compiled_again(warm_cache, tmp_path, damage)
     """A truncated, corrupt or foreign NRT entry is never loaded: the NRT compiles (one
     `finalize`), the entry is written again, and the next process loads it."""
     root = tmp_path / "cache"
-    import shutil
     shutil.copytree(warm_cache, root)
     (path,) = nrt_files(root)
     data = path.read_bytes()

@@ -66,6 +66,8 @@ def _warm_numba() -> None:
     while the first request is still on its way (parallel_compile starts the worker early)."""
     from numba.core.registry import cpu_target
     from . import compiler  # noqa: F401 - the kernels' imports
+    from .codegen import cached_nrt
+    cached_nrt.initialize(cpu_target.target_context)   # Numba's runtime, from the cache
     cpu_target.target_context.refresh()
 
 

@@ -103,14 +103,24 @@ def runtime_stamp() -> str:
     """The runtime's source files by name, size and modification time (once a process):
     an edited compiler makes other keys, without hashing its sources on every start."""
     if not _stamp:
-        root = Path(__file__).resolve().parent
         digest = hashlib.sha256()
-        for path in sorted(root.rglob("*.py")):
-            info = path.stat()
-            digest.update(f"{path.relative_to(root)}:{info.st_size}:{info.st_mtime_ns}\n"
-                          .encode())
+        for name, info in sorted(_source_files(str(Path(__file__).resolve().parent))):
+            digest.update(f"{name}:{info.st_size}:{info.st_mtime_ns}\n".encode())
         _stamp.append(digest.hexdigest()[:16])
     return _stamp[0]
+
+
+def _source_files(root: str, prefix: str = "") -> list[tuple[str, os.stat_result]]:
+    """(relative path, stat) of each `.py` file under `root`: `os.scandir` reads a
+    directory's entries with their types (pathlib's rglob took 4.5 ms of a first call)."""
+    found = []
+    with os.scandir(root) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                found += _source_files(entry.path, f"{prefix}{entry.name}/")
+            elif entry.name.endswith(".py"):
+                found.append((prefix + entry.name, entry.stat()))
+    return found
 
 
 def _path(key: str) -> Path:

@@ -20,9 +20,17 @@ constants never reads the globals.  While a kernel loads, such an Environment of
 module not yet imported is rebuilt over its module's name only (`_rebuild_env`); any
 other goes through Numba's own.
 
+Two more parts of Numba's load are paid once, or only when needed:
+- the NRT, which Numba compiles in every process, is loaded from the cache too
+  (cached_nrt.py);
+- an overload's bitcode (its module for linking into later compiles) is parsed only when
+  something links it, not on load: Numba parsed it just to list the module's defined
+  symbols, which the object code's symbol table gives as well (object_symbols.py).  Of a
+  warm W5 start's 14 kernel loads this was about 40%.
+
 This leans on Numba internals (`_cache._load_overload`, `add_overload`,
-`environment._rebuild_env`): where they are missing, `load` answers False and the caller
-compiles as before.
+`environment._rebuild_env`, `CPUCodeLibrary`'s object-code fields): where they are missing,
+`load` answers False and the caller compiles as before, or that part loads Numba's way.
 """
 from __future__ import annotations
 
@@ -31,7 +39,9 @@ import sys
 
 from numba.core import environment, sigutils
 from numba.core.compiler_lock import global_compiler_lock
-from numba.core.runtime import rtsys
+
+from . import cached_nrt
+from .object_symbols import defined_symbols
 
 _numba_rebuild_env = getattr(environment, "_rebuild_env", None)
 
@@ -63,6 +73,65 @@ def _lazy_environments():
         environment._rebuild_env = _numba_rebuild_env
 
 
+class _LazyLinking:
+    """Mixed into a loaded library's class: its module for linking (`_shared_module`) is
+    parsed from the stored bitcode the first time Numba asks for it."""
+
+    _bitcode: bytes | None = None
+
+    @property
+    def _shared_module(self):
+        module = self.__dict__.get("_shared_module")
+        if module is None and self._bitcode is not None:
+            from llvmlite import binding as ll
+            module = self.__dict__["_shared_module"] = ll.parse_bitcode(self._bitcode)
+            self._bitcode = None
+        return module
+
+    @_shared_module.setter
+    def _shared_module(self, module):
+        self.__dict__["_shared_module"] = module
+
+
+_lazy_classes: dict[type, type] = {}
+
+
+def _unserialize(codegen, state):
+    """`codegen.unserialize_library(state)`, with an object-code library's bitcode parsed
+    on first use and its defined symbols read from the object code."""
+    name, kind, data = state
+    symbols = defined_symbols(data[0]) if kind == "object" else None
+    if symbols is None:
+        return type(codegen).unserialize_library(codegen, state)
+    object_code, bitcode = data
+    library = codegen.create_library(name)
+    base = type(library)
+    lazy = _lazy_classes.get(base)
+    if lazy is None:
+        lazy = _lazy_classes[base] = type(f"Lazy{base.__name__}", (_LazyLinking, base), {})
+    library.__class__ = lazy
+    library._bitcode = bitcode
+    library.enable_object_caching()       # what Numba's `_unserialize` does, in its order
+    library._set_compiled_object(object_code)
+    library._finalize_final_module()
+    codegen._engine._defined_symbols |= symbols
+    return library
+
+
+@contextlib.contextmanager
+def _lazy_linking(codegen):
+    """Unserializing under this (and Numba's compiler lock) goes through `_unserialize`."""
+    if not all(hasattr(codegen, name) for name in ("_engine", "create_library")) or \
+            not hasattr(getattr(codegen, "_engine"), "_defined_symbols"):
+        yield
+        return
+    codegen.unserialize_library = lambda state: _unserialize(codegen, state)
+    try:
+        yield
+    finally:
+        del codegen.unserialize_library
+
+
 def load(dispatcher, signature: tuple) -> bool:
     """Add `signature`'s overload to `dispatcher` from Numba's cache: True if it is there
     now (loaded, or compiled before in this process), False if the cache has no entry for
@@ -76,8 +145,8 @@ def load(dispatcher, signature: tuple) -> bool:
         if tuple(args) in dispatcher.overloads:
             return True
         context = dispatcher.targetctx
-        rtsys.initialize(context)          # the runtime the object code calls into
-        with _lazy_environments():
+        cached_nrt.initialize(context)     # the runtime the object code calls into
+        with _lazy_environments(), _lazy_linking(context.codegen()):
             compiled = load_overload(signature, context)
         if compiled is None:
             return False

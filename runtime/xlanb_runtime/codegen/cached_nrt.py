@@ -1,0 +1,104 @@
+"""Numba's runtime (NRT) from the disk cache: its machine code compiled once, not per process.
+
+Every compiled kernel calls into the NRT (`NRT_incref`, `NRT_decref`, ...): a few functions
+that Numba builds as LLVM IR and compiles with the full optimization pipeline the first
+time anything in a process loads or compiles a Numba function (`rtsys.initialize`).  That
+compile was 70-100 ms of a warm W5 start (loaded machine), more than any kernel's load; a
+load of the same machine code is 5-10 ms.  So the library's object code (with the bitcode
+Numba links into later compiles) is kept in the kernel cache:
+
+    $XLANB_CACHE_DIR/kernels/<versions>/nrt/<key>     header, SHA-256 of the payload, payload
+
+`key` hashes what decides the object code: the NRT module's IR text as this Numba builds it
+(built fresh each time, about a millisecond), the host's target triple, CPU name and
+features (Numba's `magic_tuple`, also in its own cache keys) and the optimization level;
+the directory names Python, Numba, llvmlite, NumPy and xlanb (cache.version_tag).  A file
+that is missing, truncated, corrupt or of another format is ignored: the NRT compiles as
+Numba compiles it, and the file is written again.
+
+`initialize` does what `rtsys.initialize` does (register the C helpers, make the library,
+mark the runtime ready), with the library loaded instead of compiled where the cache has
+it.  Where this Numba lacks the internals used it calls `rtsys.initialize` itself.
+"""
+from __future__ import annotations
+
+import hashlib
+import pickle
+
+from numba.core import config
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.runtime import rtsys
+
+from . import cache
+
+_HEADER = b"xlanb-nrt 1\n"
+
+
+def initialize(context) -> None:
+    """Make Numba's runtime ready in this process for `context` (a CPU target context):
+    loaded from the cache, or compiled and then cached."""
+    if getattr(rtsys, "_init", False):
+        return
+    with global_compiler_lock:
+        if rtsys._init:
+            return
+        try:
+            from llvmlite import binding as ll
+            from numba.core.runtime import _nrt_python as _nrt, nrtdynmod
+            ir_module, library = nrtdynmod.create_nrt_module(context)
+        except (ImportError, AttributeError):       # another Numba: its own way
+            rtsys.initialize(context)
+            return
+        if config.NRT_STATS:
+            _nrt.memsys_enable_stats()
+        for name, address in _nrt.c_helpers.items():    # as rtsys.initialize names them
+            ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
+        codegen = context.codegen()
+        path = cache.kernel_dir() / "nrt" / _key(codegen, str(ir_module))
+        loaded = _load(codegen, path)
+        if loaded is None:
+            library.enable_object_caching()      # keeps the object code, to be stored
+            library.add_ir_module(ir_module)
+            library.finalize()
+            _store(path, library.serialize_using_object_code())
+            loaded = library
+        rtsys._library = loaded
+        rtsys._init = True
+
+
+def _key(codegen, ir_text: str) -> str:
+    digest = hashlib.sha256()
+    for part in (ir_text, repr(codegen.magic_tuple()), repr(config.OPT)):
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()[:32]
+
+
+def _load(codegen, path):
+    """The library stored at `path`, or None (none there, or not a valid record)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if not data.startswith(_HEADER):
+        return None
+    digest, _, payload = data[len(_HEADER):].partition(b"\n")
+    if hashlib.sha256(payload).hexdigest().encode() != digest:
+        return None
+    try:
+        state = pickle.loads(payload)
+        name, kind, (object_code, bitcode) = state
+        if kind != "object" or not isinstance(object_code, bytes) or \
+                not isinstance(bitcode, bytes):
+            return None
+    except Exception:                    # noqa: BLE001 - any unreadable record is ignored
+        return None
+    return codegen.unserialize_library(state)
+
+
+def _store(path, state) -> None:
+    payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        cache.write_atomically(path, _HEADER + hashlib.sha256(payload).hexdigest().encode()
+                               + b"\n" + payload)
+    except OSError:                      # a read-only cache: compile in each process
+        pass

@@ -135,6 +135,14 @@ def load_module(source: str):
     return _import(path)
 
 
+def kernel_module(name: str):
+    """The imported module of this toolchain's entry `name` (module_name_for): how a
+    compiled loop's module (codegen/compiled_loop.py) binds the kernels it calls.  Only
+    imports: the entry's Numba files are checked where its kernel is compiled or loaded
+    (`compile_canonical`), which the loop's body did before."""
+    return _import(kernel_dir() / name / f"{name}.py")
+
+
 def compile_function(source: str, function: str, signature: tuple):
     """The Numba dispatcher `function` of the module holding `source`, compiled for
     `signature`: loaded from a checked cache entry, or compiled and recorded in one.

@@ -35,6 +35,7 @@ from typing import Callable
 import numba
 import numpy as np
 
+from . import cache
 from ..ir import Op
 from ..ir.interpret import is_token
 
@@ -66,17 +67,90 @@ def compiled_loop(body, trips: int, carried: int) -> Callable | None:
     builder = DriverBuilder(body.plan, body.buffers, body.generated, body.dispatchers,
                             for_numba=True)
     source, env = builder.build_loop(trips, carried)
-    exec(compile(source, f"<xlanb loop {body.plan.graph.name}>", "exec"), env)
     signature = tuple(numba.types.Array(numba.from_dtype(p.dtype), p.ndim, "C")
                       for p in body.plan.graph.params)
-    loop = numba.njit(signature, nogil=True)(env["loop"])     # compiles now, not at a call
+    module = loop_module(source, env)
+    if module is not None:          # in-process memo and disk cache, as for kernels
+        from ..compiler import load_kernel
+        loop = load_kernel(module, signature)
+    else:
+        exec(compile(source, f"<xlanb loop {body.plan.graph.name}>", "exec"), env)
+        loop = numba.njit(signature, nogil=True)(env["loop"])   # compiles now
+    loop.disable_compile()          # the run below passes exactly `signature`'s types
+    _seen.setdefault(id(loop), loop)
 
     owned = donated_params(body)
 
     def run(*inputs):
         return loop(*(_fresh_layout(x, i in owned) for i, x in enumerate(inputs)))
-    run.source, run.donated = source, owned
+    run.source, run.donated, run.dispatcher = module or source, owned, loop
     return run
+
+
+_seen: dict[int, object] = {}      # every loop dispatcher of this process, by id
+
+
+def compile_count() -> int:
+    """How many loop functions this process compiled (not loaded from the disk cache,
+    nor reused from an earlier loop with the same module)."""
+    return sum(sum(d.stats.cache_misses.values()) for d in _seen.values())
+
+
+def loop_module(source: str, env: dict) -> str | None:
+    """The loop's source as a canonical kernel module (codegen/cache.py) whose globals
+    are what `env` binds: each kernel imported from its cache entry's module, each
+    constant written out by value.  None where a binding is neither (then the loop
+    compiles in memory only)."""
+    lines = [_MODULE_HEADER]
+    for name, value in env.items():
+        if name in ("np", "_empty", "__builtins__"):
+            continue
+        line = _kernel_binding(value) if callable(value) else _value_binding(value)
+        if line is None:
+            return None
+        lines.append(f"{name} = {line}")
+    module = "\n".join(lines) + "\n\n" + _DECORATOR + "\n" + source
+    return cache.canonical_kernel(module, "loop")
+
+
+_MODULE_HEADER = """\
+# xlanb compiled loop (codegen/compiled_loop.py)
+import inspect
+import numba
+import numpy as np
+from xlanb_runtime.codegen.cache import kernel_module
+_empty = inspect.unwrap(np.empty)"""
+_DECORATOR = "@numba.njit(cache=True, nogil=True)"
+
+
+def _kernel_binding(dispatcher) -> str | None:
+    """`kernel_module("xlanb_kernel_...").kernel`: the kernel a loop calls, by its cache
+    entry; None unless that entry's module is where `dispatcher` comes from."""
+    name = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+    if not name.startswith("xlanb_kernel_"):
+        return None
+    try:
+        same = getattr(cache.kernel_module(name), cache.KERNEL_FUNCTION, None) is dispatcher
+    except (OSError, ImportError, SyntaxError):
+        return None
+    return f"kernel_module({name!r}).{cache.KERNEL_FUNCTION}" if same else None
+
+
+def _value_binding(value) -> str | None:
+    """A constant as the expression that rebuilds it bit for bit (a C-contiguous,
+    writeable array as bound, or a NumPy scalar), its value in a comment."""
+    if isinstance(value, np.generic):
+        array, index = np.asarray(value).reshape(1), "[0]"
+    elif isinstance(value, np.ndarray) and value.flags.c_contiguous and \
+            value.flags.writeable and value.dtype.kind in "biufc":
+        array, index = value, f".reshape({value.shape!r}).copy()"
+    else:
+        return None
+    if array.dtype.kind not in "biufc":
+        return None
+    data = np.ascontiguousarray(array).tobytes().hex()
+    shown = np.array2string(np.asarray(value), threshold=4).replace("\n", " ")
+    return f'np.frombuffer(bytes.fromhex("{data}"), "{array.dtype.str}"){index}   # {shown}'
 
 
 def _fresh_layout(x: np.ndarray, written: bool) -> np.ndarray:

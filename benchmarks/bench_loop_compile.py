@@ -1,0 +1,105 @@
+"""Where a rolled program's compile goes, cold and warm: npbench programs with many loops.
+
+    python benchmarks/bench_loop_compile.py --npbench /tmp/npbench
+    python benchmarks/bench_loop_compile.py --npbench /tmp/npbench --only seidel_2d adi
+
+Each benchmark is traced and compiled in the foreground (`tiered=False`) twice, each time
+in a fresh process: first into an empty cache (`cold`), then into the cache the first one
+filled (`warm`).  Printed per run: tracing seconds, compile seconds, and the compile
+split by the report's phases: `kernels` (Numba compiles or cache loads of fused kernels,
+loop bodies' included), `loops` (the loop wrappers: codegen/compiled_loop.py), `passes`
+(the pass pipeline, fusion, codegen and buffer assignment, loop bodies' included), the
+number of loops, and how many loop wrappers Numba compiled rather than loaded.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import pin_threads  # noqa: E402
+
+DEFAULT = ["syr2k", "deriche", "vadv", "conv2d_bias", "adi", "seidel_2d"]
+
+
+def run_one(root: Path, name: str, preset: str) -> dict:
+    import copy
+    import xlanb
+    from bench_npbench import benchmark_info, prepare
+    from xlanb_runtime.codegen import compiled_loop
+    info = benchmark_info(root, name)
+    kernel, args, static = prepare(root, info, preset)
+    jitted = xlanb.jit(kernel, static_argnums=static, tiered=False)
+    start = time.perf_counter()
+    lowered = jitted.lower(*copy.deepcopy(args))
+    traced = time.perf_counter() - start
+    start = time.perf_counter()
+    compiled = lowered.compile()
+    total = time.perf_counter() - start
+    split = {"kernels": 0.0, "loops": 0.0, "passes": 0.0}
+    loops = 0
+    for phase in compiled.report.phases:
+        last = phase.name.rsplit("/", 1)[-1]
+        if last == "compiled-loop":
+            split["loops"] += phase.seconds
+            loops += 1
+        elif phase.category == "compile":
+            split["kernels"] += phase.seconds
+        elif phase.category in ("pass", "fusion", "codegen"):
+            split["passes"] += phase.seconds
+    eager = getattr(compiled.executable, "over_budget", "")
+    return {"name": name, "trace_s": traced, "compile_s": total, **split, "loop_count": loops,
+            "wrapper_compiles": getattr(compiled_loop, "compile_count", lambda: -1)(),
+            "eager": eager}
+
+
+def run_isolated(args, name: str, cache_dir: str) -> dict:
+    import os
+    command = [sys.executable, __file__, "--npbench", args.npbench, "--preset", args.preset,
+               "--one", name]
+    env = dict(os.environ, XLANB_CACHE_DIR=cache_dir)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout,
+                              env=env)
+    except subprocess.TimeoutExpired:
+        return {"name": name, "error": f"timeout>{args.timeout:.0f}s"}
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    return {"name": name, "error": (done.stderr.strip().splitlines() or ["?"])[-1][:160]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--npbench", required=True)
+    parser.add_argument("--preset", default="S")
+    parser.add_argument("--only", nargs="*", default=DEFAULT)
+    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    pin_threads(1)
+    if args.one:
+        print(json.dumps(run_one(Path(args.npbench), args.one, args.preset)))
+        return
+    print(f"{'benchmark':12} {'run':5} {'trace s':>8} {'compile s':>9} {'kernels':>8} "
+          f"{'loops':>6} {'passes':>7} {'#loops':>6} {'wrappers compiled':>17}")
+    for name in args.only:
+        with tempfile.TemporaryDirectory(prefix="xlanb-loop-compile-") as cache_dir:
+            for run in ("cold", "warm"):
+                r = run_isolated(args, name, cache_dir)
+                if "error" in r:
+                    print(f"{name:12} {run:5} {r['error']}")
+                    continue
+                print(f"{name:12} {run:5} {r['trace_s']:8.2f} {r['compile_s']:9.2f} "
+                      f"{r['kernels']:8.2f} {r['loops']:6.2f} {r['passes']:7.2f} "
+                      f"{r['loop_count']:6d} {r['wrapper_compiles']:17d}"
+                      f"{'  eager: ' + r['eager'][:90] if r['eager'] else ''}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -278,7 +278,8 @@ def _loop_runner(kernel, body: Executable, spec, target: str, report: CompileRep
                 kernel.decisions.append(f"loop: trips run by the Python driver (compiling "
                                         f"them as one function: {type(error).__name__})")
         if runner is not None:
-            kernel.decisions.append(f"loop: {spec.trips} trips in one compiled function")
+            kernel.decisions.append(f"loop: {spec.trips} trips in one compiled function "
+                                    f"({runner.how})")
             return runner
     return loop_runner(body, spec.trips, spec.carried)
 

@@ -270,18 +270,20 @@ class DriverBuilder:
                   f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})\n")
         return source, self.globals
 
-    def build_loop(self, trips: int, carried: int) -> tuple[str, dict]:
-        """`loop(params)`: the program run `trips` times, its first `carried` outputs
-        becoming its first `carried` params; returns the last trip's outputs.  No
-        prologue: the compiled loop takes C-contiguous arrays (codegen/compiled_loop.py)."""
+    def build_loop(self, carried: int) -> tuple[str, dict]:
+        """`loop(trips, params)`: the program run `trips` times, its first `carried`
+        outputs becoming its first `carried` params; returns the last trip's outputs.  No
+        prologue: the compiled loop takes C-contiguous arrays (codegen/compiled_loop.py).
+        The trip count is an argument, so loops that differ only in it share one
+        compiled function."""
         outs = self.emit_program()
         params = self.params
         state = ", ".join(params[:carried]) + ("," if carried == 1 else "")
         next_state = ", ".join(f"_next[{i}]" for i in range(carried)) + \
             ("," if carried == 1 else "")
         body = "\n".join("        " + line for line in self.lines)
-        source = (f"def loop({', '.join(params)}):\n"
-                  f"    for _trip in range({trips}):\n{body}\n"
+        source = (f"def loop({', '.join(['trips'] + params)}):\n"
+                  f"    for _trip in range(trips):\n{body}\n"
                   f"        _next = ({', '.join(outs)}{',' if len(outs) == 1 else ''})\n"
                   f"        {state} = {next_state}\n"
                   f"    return _next\n")

@@ -41,14 +41,15 @@ PROGRAM = textwrap.dedent("""
     jitted = xlanb.jit(shifted, tiered=False)
     got = jitted(*got_args)
     executable = jitted.last_compiled.executable
-    runners = [executable.dispatchers[k.name] for k in executable.plan.kernels
-               if k.root.op.value == "loop"]
+    kernels = [k for k in executable.plan.kernels if k.root.op.value == "loop"]
+    runners = [executable.dispatchers[k.name] for k in kernels]
     loops = [r.dispatcher for r in runners if hasattr(r, "dispatcher")]
     print(json.dumps({
         "loops": len(runners), "compiled_loops": len(loops),
         "compiles": compiled_loop.compile_count(),
         "hits": sum(sum(d.stats.cache_hits.values()) for d in loops),
         "modules": [d.py_func.__module__ for d in loops],
+        "decisions": [k.decisions[-1] for k in kernels],
         "result": float(np.abs(got - expected).max()),
         "argument": float(np.abs(got_args[0] - expected_args[0]).max()),
         "caller_kept_x": got is got_args[0]}))
@@ -96,6 +97,9 @@ def test_a_second_process_loads_the_loop_function_without_compiling(runs):
     assert (cold["compiles"], cold["hits"]) == (1, 0)
     assert (warm["compiles"], warm["hits"]) == (0, 1)
     assert warm["modules"] == cold["modules"]
+    assert cold["decisions"] == ["loop: 16 trips in one compiled function (compiled)"]
+    assert warm["decisions"] == ["loop: 16 trips in one compiled function "
+                                 "(loaded from the cache)"]
     for run in (cold, warm):
         _assert_numpy_results(run)
 
@@ -104,9 +108,9 @@ def test_the_loop_module_imports_its_kernels_from_their_entries(runs):
     """The loop's module binds each kernel by its cache entry, so a changed kernel makes
     another loop module (Numba checks only the loop's own source file)."""
     source = runs["source"]
-    assert "for _trip in range(16):" in source
+    assert "for _trip in range(trips):" in source
     assert "kernel_module('xlanb_kernel_" in source
-    assert "def kernel(p0" in source and "cache=True" in source
+    assert "def kernel(trips, p0" in source and "cache=True" in source
 
 
 def test_a_truncated_loop_entry_is_recompiled_and_recorded_again(runs):
@@ -117,12 +121,13 @@ def test_a_truncated_loop_entry_is_recompiled_and_recorded_again(runs):
 
 
 def test_two_loops_with_one_body_source_compile_once(tmp_path, monkeypatch):
+    """Also where their trip counts differ: the count is the loop function's argument."""
     monkeypatch.setenv("XLANB_CACHE_DIR", str(tmp_path))
 
     def two(x, y, b):
         for _ in range(24):
             x = np.tanh(0.9 * x + b)
-        for _ in range(24):
+        for _ in range(31):
             y = np.tanh(0.9 * y + b)
         return x, y
 
@@ -132,9 +137,10 @@ def test_two_loops_with_one_body_source_compile_once(tmp_path, monkeypatch):
     jitted = xlanb.jit(two, tiered=False)
     got = jitted(*args)
     executable = jitted.last_compiled.executable
-    loops = [executable.dispatchers[k.name] for k in executable.plan.kernels
-             if k.root.op.value == "loop"]
+    kernels = [k for k in executable.plan.kernels if k.root.op.value == "loop"]
+    loops = [executable.dispatchers[k.name] for k in kernels]
     assert len(loops) == 2 and loops[0].dispatcher is loops[1].dispatcher
+    assert kernels[1].decisions[-1].endswith("(shared with an earlier loop)")
     assert compiled_loop.compile_count() - before <= 1     # 0: an earlier test compiled it
     for g, e in zip(got, two(*args)):
         np.testing.assert_allclose(g, e, rtol=1e-13, atol=0)

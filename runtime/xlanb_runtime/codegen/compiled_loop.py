@@ -11,8 +11,8 @@ collective), the body's driver is written again in the subset of Python Numba co
 (`DriverBuilder(..., for_numba=True)`: buffers from `np.empty`, no arena, no layout checks)
 and wrapped in the trip loop:
 
-    def loop(p0, p1, p2, p3):
-        for _trip in range(1999):
+    def loop(trips, p0, p1, p2, p3):
+        for _trip in range(trips):
             b1 = np.empty((), np.int64)
             _k3(p0.reshape(1), b1.reshape(1), _c2)   # fusion.0
             ...
@@ -27,6 +27,29 @@ first trip: the function is compiled for C-contiguous writeable arrays, as the t
 the state (a read-only or strided first value would not unify with them).  A carried
 array the body updates in place (`x[i] = v` over a buffer nothing reads afterwards,
 buffers.py) is copied once there too, and then each trip writes only its region.
+
+Compiling the loop function costs more than its kernels did (Numba links every kernel's
+code into it and generates machine code for the whole again: 1-6 s a loop on npbench's
+seidel_2d), so it is cached as kernels are (codegen/cache.py): the source becomes a
+canonical kernel module (`loop_module`) whose globals import each kernel from its own
+cache entry's module, by name (the hash of the kernel's source), and rebuild each
+constant from its bytes:
+
+    _c2 = np.frombuffer(bytes.fromhex("cdccccccccccec3f"), "<f8")[0]   # 0.9
+    _k3 = kernel_module('xlanb_kernel_1797e823d8778801fc2c').kernel
+
+    @numba.njit(cache=True, nogil=True)
+    def kernel(trips, p0, p1):
+        for _trip in range(trips):
+            ...
+
+So the module's name, a hash of that text, changes with any kernel it calls (Numba checks
+only the loop's own source file), and `compiler.load_kernel` gives it the kernels' whole
+life: loops with one module share one dispatcher in a process (seidel_2d's 21 loops have
+a few sources), and another process loads the entry checked under the cache's rules
+(manifest, lock, a failed compile leaves it intact) instead of compiling.  A binding that
+is neither (a kernel not from this cache directory's entry, an array not laid out as
+bound) leaves the loop compiled in memory, as before.
 """
 from __future__ import annotations
 
@@ -66,10 +89,12 @@ def compiled_loop(body, trips: int, carried: int) -> Callable | None:
         return None
     builder = DriverBuilder(body.plan, body.buffers, body.generated, body.dispatchers,
                             for_numba=True)
-    source, env = builder.build_loop(trips, carried)
-    signature = tuple(numba.types.Array(numba.from_dtype(p.dtype), p.ndim, "C")
-                      for p in body.plan.graph.params)
+    source, env = builder.build_loop(carried)
+    signature = (numba.types.int64,) + tuple(
+        numba.types.Array(numba.from_dtype(p.dtype), p.ndim, "C")
+        for p in body.plan.graph.params)
     module = loop_module(source, env)
+    compiled_before = compile_count()
     if module is not None:          # in-process memo and disk cache, as for kernels
         from ..compiler import load_kernel
         loop = load_kernel(module, signature)
@@ -77,13 +102,15 @@ def compiled_loop(body, trips: int, carried: int) -> Callable | None:
         exec(compile(source, f"<xlanb loop {body.plan.graph.name}>", "exec"), env)
         loop = numba.njit(signature, nogil=True)(env["loop"])   # compiles now
     loop.disable_compile()          # the run below passes exactly `signature`'s types
+    how = "shared with an earlier loop" if id(loop) in _seen else None
     _seen.setdefault(id(loop), loop)
+    how = how or ("compiled" if compile_count() > compiled_before else "loaded from the cache")
 
     owned = donated_params(body)
 
     def run(*inputs):
-        return loop(*(_fresh_layout(x, i in owned) for i, x in enumerate(inputs)))
-    run.source, run.donated, run.dispatcher = module or source, owned, loop
+        return loop(trips, *(_fresh_layout(x, i in owned) for i, x in enumerate(inputs)))
+    run.source, run.donated, run.dispatcher, run.how = module or source, owned, loop, how
     return run
 
 

@@ -141,6 +141,11 @@ def test_two_loops_with_one_body_source_compile_once(tmp_path, monkeypatch):
     loops = [executable.dispatchers[k.name] for k in kernels]
     assert len(loops) == 2 and loops[0].dispatcher is loops[1].dispatcher
     assert kernels[1].decisions[-1].endswith("(shared with an earlier loop)")
+    # one body executable: its passes and kernels compiled once, under the first loop
+    report = jitted.last_compiled.report
+    compiled_bodies = {p.name.split("/")[0] for p in report.phases
+                       if "/" in p.name and p.category == "pass"}
+    assert compiled_bodies == {kernels[0].name}
     assert compiled_loop.compile_count() - before <= 1     # 0: an earlier test compiled it
     for g, e in zip(got, two(*args)):
         np.testing.assert_allclose(g, e, rtol=1e-13, atol=0)

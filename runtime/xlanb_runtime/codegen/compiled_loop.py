@@ -13,8 +13,8 @@ and wrapped in the trip loop:
 
     def loop(trips, p0, p1, p2, p3):
         for _trip in range(trips):
-            b1 = np.empty((), np.int64)
-            _k3(p0.reshape(1), b1.reshape(1), _c2)   # fusion.0
+            b1 = np.empty((1,), np.int64)       # rank 0 is shape (1,) throughout
+            _k3(p0, b1, _c2)                     # fusion.0
             ...
             p0, p1, p2 = b1, b2, b3               # the carried state, one trip on
         return (b1, b2, b3)
@@ -90,9 +90,11 @@ def compiled_loop(body, trips: int, carried: int) -> Callable | None:
     builder = DriverBuilder(body.plan, body.buffers, body.generated, body.dispatchers,
                             for_numba=True)
     source, env = builder.build_loop(carried)
-    signature = (numba.types.int64,) + tuple(
-        numba.types.Array(numba.from_dtype(p.dtype), p.ndim, "C")
-        for p in body.plan.graph.params)
+    graph = body.plan.graph
+    signature = (numba.types.int64,) + tuple(      # rank 0 as shape (1,): buffer_shape
+        numba.types.Array(numba.from_dtype(p.dtype), max(p.ndim, 1), "C")
+        for p in graph.params)
+    scalars = tuple(out.ndim == 0 for out in graph.outputs)
     module = loop_module(source, env)
     compiled_before = compile_count()
     if module is not None:          # in-process memo and disk cache, as for kernels
@@ -109,7 +111,8 @@ def compiled_loop(body, trips: int, carried: int) -> Callable | None:
     owned = donated_params(body)
 
     def run(*inputs):
-        return loop(trips, *(_fresh_layout(x, i in owned) for i, x in enumerate(inputs)))
+        outputs = loop(trips, *(_fresh_layout(x, i in owned) for i, x in enumerate(inputs)))
+        return tuple(o.reshape(()) if scalar else o for o, scalar in zip(outputs, scalars))
     run.source, run.donated, run.dispatcher, run.how = module or source, owned, loop, how
     return run
 
@@ -183,7 +186,7 @@ def _value_binding(value) -> str | None:
 def _fresh_layout(x: np.ndarray, written: bool) -> np.ndarray:
     """An input as the compiled signature takes it: C-contiguous and writeable, as the
     state a trip makes is (a copy where it is not, or where the body writes it in place:
-    a donated parameter, buffers.py)."""
-    if x.flags.c_contiguous and x.flags.writeable and not written:
-        return x
-    return np.array(x, order="C", copy=True)
+    a donated parameter, buffers.py), and rank 0 as shape (1,), as inside the loop."""
+    if not (x.flags.c_contiguous and x.flags.writeable and not written):
+        x = np.array(x, order="C", copy=True)
+    return x.reshape(1) if x.ndim == 0 else x

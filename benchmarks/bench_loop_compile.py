@@ -10,6 +10,27 @@ split by the report's phases: `kernels` (Numba compiles or cache loads of fused 
 loop bodies' included), `loops` (the loop wrappers: codegen/compiled_loop.py), `passes`
 (the pass pipeline, fusion, codegen and buffer assignment, loop bodies' included), the
 number of loops, and how many loop wrappers Numba compiled rather than loaded.
+Run it with XLANB_FLAGS=--xla_max_compile_seconds=0 to see the whole compile (a cold
+compile over the budget stops early, and its warm run then compiles the rest).
+
+Findings (2026-11-27, no budget, 1 thread, load 3-4 from other work: seconds move 2x
+with load; `before` = the loop function njit-compiled in every process, `after` = cached
+as a kernel module, shared by loops of one body, trips an argument):
+                      cold compile (loop wrappers)   warm compile (loop wrappers)
+    deriche           32.5 (8.8)  -> 25.0 (7.8)       7.0 (5.1)   ->  3.9 (0.09)
+    vadv              59.2 (15.2) -> 52.9 (12.0)     14.3 (12.7)  ->  1.5 (0.09)
+    conv2d_bias       28.6 (10.4) -> 27.9 (8.6)      13.3 (11.4)  ->  1.8 (0.05)
+    adi               72.0 (37.5) -> 43.0 (10.1)     36.2 (29.0)  -> 13.4 (0.18)
+    syr2k             63.0 (34.5) -> 74.2 (46.0)     42.9 (30.9)  -> 12.9 (0.14)
+    seidel_2d        186.3 (108.7)-> 51.6 (2.9)     198.8 (124.8) -> 41.2 (0.10)
+- A loop wrapper costs more than its kernels did: Numba links every kernel it calls into
+  it and optimizes and generates machine code for the whole again.  Cold, the kernels
+  (vadv 40 s, deriche 15 s) and the passes before the loops (seidel_2d 22-40 s, adi
+  10 s) are the rest; warm, the passes and tracing (the program's record does not hold
+  loops: program_cache.py) are most of what is left.
+- In syr2k's one loop function 107 `.reshape(1)` operands (rank 0 as kernels take it)
+  cost Numba's lowering about 4 s; rank 0 is now shape (1,) throughout the function
+  (profiled wrapper compile, warm kernels: lowering 8.9-20.8 s -> 0.9-2.7 s).
 """
 from __future__ import annotations
 

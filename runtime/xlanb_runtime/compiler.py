@@ -172,7 +172,7 @@ def _compile_program(graph: Graph, target: str, options: CompileOptions,
         return finish(_over_budget(graph, optimized, plan, report, str(exceeded)), dumper,
                       lambda d, s, e, g: dump_program(d, s, e), {})
     count = sum(1 for k in plan.kernels if k.kind != "library") + \
-        sum(len(body.kernels) for _, body in loops.values())
+        sum(len(body.kernels) for body in {id(b): b for _, b in loops.values()}.values())
     if 0 < settings.xla_max_kernels < count:
         note = (f"{count} kernels exceed the compile budget of {settings.xla_max_kernels} "
                 "(XLANB_FLAGS=--xla_max_kernels=N)")
@@ -244,24 +244,33 @@ def _compile_loop_bodies(plan, target: str, options: CompileOptions,
                          report: CompileReport, max_seconds: float = 0.0) -> dict:
     """Each loop kernel's body compiled as a program of its own: kernel name -> (runner,
     body executable).  Its phases join this report's timeline under the loop's name.
-    The bodies share the whole compile's time budget: past it, or predicted past it by
-    the bodies compiled so far, or when a body itself goes over, `_CompileTimeExceeded`
+    Loops with one body (by program_key, and the same carried state) share its
+    executable: seidel_2d's 21 loops have a few bodies.  The bodies share the whole
+    compile's time budget: past it, or predicted past it by the pace of the distinct
+    bodies compiled so far, or when a body itself goes over, `_CompileTimeExceeded`
     (npbench syrk's 70 loops, a row width each, compiled for 5 minutes before)."""
-    loops = {}
+    loops, compiled = {}, {}
     bodies = [k for k in plan.kernels if k.kind == "library" and k.root.op is Op.LOOP]
-    for done, kernel in enumerate(bodies):
-        _check_budget(_COMPILE_BEGAN.get() or time.perf_counter(), done, len(bodies),
-                      max_seconds, what="loop bodies")
+    settings = flags.current()
+    keys = [(program_cache.program_key(k.root.arg.body, target, options, settings),
+             k.root.arg.carried) for k in bodies]
+    began = time.perf_counter()
+    for kernel, key in zip(bodies, keys):
         spec = kernel.root.arg
-        body_report = CompileReport(spec.body.name, target, origin=report.origin)
-        # a body compiles whole: compiled_loop needs its plan and kernels, not a record
-        body = _compile_graph(spec.body, target, options, body_report,
-                              donated=spec.carried)
-        if getattr(body, "over_budget", ""):          # op by op on every trip: no
-            raise _CompileTimeExceeded(body.over_budget)
-        for phase in body_report.phases:
-            report.phases.append(dataclasses.replace(phase,
-                                                     name=f"{kernel.name}/{phase.name}"))
+        body = compiled.get(key)
+        if body is None:
+            _check_budget(began, len(compiled), len(set(keys)), max_seconds,
+                          what="distinct loop bodies")
+            body_report = CompileReport(spec.body.name, target, origin=report.origin)
+            # a body compiles whole: compiled_loop needs its plan and kernels, not a record
+            body = _compile_graph(spec.body, target, options, body_report,
+                                  donated=spec.carried)
+            if getattr(body, "over_budget", ""):          # op by op on every trip: no
+                raise _CompileTimeExceeded(body.over_budget)
+            for phase in body_report.phases:
+                report.phases.append(dataclasses.replace(
+                    phase, name=f"{kernel.name}/{phase.name}"))
+            compiled[key] = body
         loops[kernel.name] = (_loop_runner(kernel, body, spec, target, report), body)
     return loops
 
@@ -278,7 +287,8 @@ def _loop_runner(kernel, body: Executable, spec, target: str, report: CompileRep
                 kernel.decisions.append(f"loop: trips run by the Python driver (compiling "
                                         f"them as one function: {type(error).__name__})")
         if runner is not None:
-            kernel.decisions.append(f"loop: {spec.trips} trips in one compiled function")
+            kernel.decisions.append(f"loop: {spec.trips} trips in one compiled function "
+                                    f"({runner.how})")
             return runner
     return loop_runner(body, spec.trips, spec.carried)
 

@@ -242,14 +242,25 @@ class DriverBuilder:
     def var(self, node: Node) -> str:
         if id(node) not in self.names:
             if node.op is Op.CONSTANT:
-                self.names[id(node)] = self.bind(np.array(node.arg, copy=True), "const")
+                value = np.array(node.arg, copy=True)
+                if self.for_numba and node.ndim == 0:
+                    value = value.reshape(1)
+                self.names[id(node)] = self.bind(value, "const")
             else:
                 raise AssertionError(f"{node!r} read before it is written")
         return self.names[id(node)]
 
     def kernel_operand(self, node: Node) -> str:
         """A buffer as a Numba kernel takes it: rank 0 becomes shape (1,)."""
-        return f"{self.var(node)}.reshape(1)" if node.ndim == 0 else self.var(node)
+        if node.ndim == 0 and not self.for_numba:
+            return f"{self.var(node)}.reshape(1)"
+        return self.var(node)
+
+    def buffer_shape(self, node: Node) -> tuple:
+        """A value's shape in the driver.  Inside Numba rank 0 is shape (1,) throughout,
+        as kernels take it (codegen/compiled_loop.py): a `.reshape(1)` per kernel operand
+        cost Numba 40 ms each to compile (npbench syr2k's loop: 107 of them, 4 s)."""
+        return (1,) if self.for_numba and node.ndim == 0 else tuple(node.shape)
 
     def allocate(self, node: Node) -> None:
         storage = self.buffers.storage[id(node)]
@@ -258,10 +269,11 @@ class DriverBuilder:
             return
         name = self.new_buffer_name(node)
         if storage.kind == "pooled":
-            view = self.scratch_view(storage.block, node.shape, node.dtype)
+            view = self.scratch_view(storage.block, self.buffer_shape(node), node.dtype)
             self.lines.append(f"{name} = {view}")
         else:
-            self.lines.append(f"{name} = _empty({node.shape!r}, np.{node.dtype.name})")
+            self.lines.append(f"{name} = _empty({self.buffer_shape(node)!r}, "
+                              f"np.{node.dtype.name})")
 
     def build(self) -> tuple[str, dict]:
         outs = self.emit_program()
@@ -270,18 +282,20 @@ class DriverBuilder:
                   f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})\n")
         return source, self.globals
 
-    def build_loop(self, trips: int, carried: int) -> tuple[str, dict]:
-        """`loop(params)`: the program run `trips` times, its first `carried` outputs
-        becoming its first `carried` params; returns the last trip's outputs.  No
-        prologue: the compiled loop takes C-contiguous arrays (codegen/compiled_loop.py)."""
+    def build_loop(self, carried: int) -> tuple[str, dict]:
+        """`loop(trips, params)`: the program run `trips` times, its first `carried`
+        outputs becoming its first `carried` params; returns the last trip's outputs.  No
+        prologue: the compiled loop takes C-contiguous arrays (codegen/compiled_loop.py).
+        The trip count is an argument, so loops that differ only in it share one
+        compiled function."""
         outs = self.emit_program()
         params = self.params
         state = ", ".join(params[:carried]) + ("," if carried == 1 else "")
         next_state = ", ".join(f"_next[{i}]" for i in range(carried)) + \
             ("," if carried == 1 else "")
         body = "\n".join("        " + line for line in self.lines)
-        source = (f"def loop({', '.join(params)}):\n"
-                  f"    for _trip in range({trips}):\n{body}\n"
+        source = (f"def loop({', '.join(['trips'] + params)}):\n"
+                  f"    for _trip in range(trips):\n{body}\n"
                   f"        _next = ({', '.join(outs)}{',' if len(outs) == 1 else ''})\n"
                   f"        {state} = {next_state}\n"
                   f"    return _next\n")
@@ -334,7 +348,7 @@ class DriverBuilder:
             if node.op is Op.RESHAPE:
                 source = self.var(node.inputs[0])
                 self.lines.append(f"{self.new_buffer_name(node)} = "
-                                  f"{source}.reshape({node.shape!r})")
+                                  f"{source}.reshape({self.buffer_shape(node)!r})")
                 return
             base = in_place_base(kernel)
             if base is not None:                     # NumPy's pow over the kernel's output

@@ -14,6 +14,9 @@ checking an entry never lists a directory holding every other one:
             lock                                 locked while the entry is checked and compiled
             __pycache__/xlanb_kernel_<hash>.kernel-<line>.py311.{nbi,1.nbc,...}
 
+A compiled loop (codegen/compiled_loop.py) is an entry like any other: its module calls
+the kernels of other entries, imported by name (`kernel_module`).
+
 An entry is trusted only if its source file holds exactly the expected text and its Numba
 files are exactly those its manifest lists, with the same hashes; otherwise those files
 are deleted and the kernel is recompiled.  Why each part is needed (Numba 0.68):
@@ -133,6 +136,17 @@ def load_module(source: str):
     path = kernel_dir() / name / f"{name}.py"
     _write_source(path, source)
     return _import(path)
+
+
+def kernel_module(name: str):
+    """The module of entry `name` (module_name_for): how a compiled loop's module
+    (codegen/compiled_loop.py) binds the kernels it calls.  The one this process holds
+    already, wherever from (a name is its source's hash: another cache directory's
+    module of that name is the same code), else this toolchain's entry imported.  Only
+    imports: the entry's Numba files are checked where its kernel is compiled or loaded
+    (`compile_canonical`), which the loop's body did before."""
+    module = sys.modules.get(name)
+    return module if module is not None else _import(kernel_dir() / name / f"{name}.py")
 
 
 def compile_function(source: str, function: str, signature: tuple):

@@ -43,6 +43,7 @@ import numpy as np
 from ..ir import builder as B
 from ..ir.graph import Graph, LoopBody, Node, arg_key
 from ..ir.ops import Op
+from .loop_fold import fold_constant_inputs
 from .loop_window import NotWindowed, WindowBuilder, shape_steps
 
 MIN_TRIPS = 8
@@ -80,8 +81,8 @@ def reroll_loops(graph: Graph) -> Graph:
     """The graph with each rerollable stretch of T >= MIN_TRIPS copies as a loop node."""
     while True:
         rolled = _roll_all(graph)
-        if rolled is None:
-            return graph
+        if rolled is None:          # no loop around them rolls: their constant places
+            return fold_constant_inputs(graph, _substitute)     # go back inside
         graph = rolled
 
 

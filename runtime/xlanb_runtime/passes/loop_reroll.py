@@ -30,7 +30,8 @@ unrolled, and the compile budget bounds them.  Loops of fewer than `MIN_TRIPS`
 iterations, or of fewer than `MIN_ROLLED_NODES` nodes in all, also stay unrolled: there
 fusing across iterations is worth more than the smaller program.  One search rolls every
 loop it finds (stretches that do not overlap) and then runs again, so a loop around rolled
-loops rolls too: one search per level of nesting.
+loops rolls too: one search per level of nesting; then the loops' constant places fold
+back into their bodies (loop_fold.py).
 """
 from __future__ import annotations
 
@@ -592,8 +593,9 @@ class _Loop:
         in copy 0 (a scalar of the place's dtype).  The first places are loop inputs, not
         constants of the body: a loop around this one (`for i: for j: out[:, i, j] =
         ...`) then finds copies of one body whose inputs count with its own trip, and
-        rolls too.  Equal places share one parameter, so the mask and the value of one
-        write stay one region (codegen/cpu.py `region_update`)."""
+        rolls too (once none does, loop_fold.py puts the constant ones back in the body).
+        Equal places share one parameter, so the mask and the value of one write stay one
+        region (codegen/cpu.py `region_update`)."""
         keys: dict[tuple, Node] = {}
         for offset, (first, _) in sorted(self.moves.items()):
             dtype = self._place_dtype(offset)

@@ -104,12 +104,13 @@ def _roll_all(graph: Graph) -> Graph | None:
     args = [_copy_arg(n, counting=True) for n in order]      # shared by three key sets
     loops = _find_loops(context, _interned_keys(order, True, blind="rank", args=args),
                         windowed=_interned_keys(order, True, blind="operands", args=args))
-    counting = _interned_keys(order, counting=True, args=args)
-    loops = loops or _find_loops(context, counting)
-    if not loops and any(_is_counting_constant(n) for n in order):
-        exact = _interned_keys(order, counting=False)
-        if max(exact) > max(counting):
-            loops = _find_loops(context, exact)
+    if not loops:                   # (keys made only when needed: 80,000 nodes in symm)
+        counting = _interned_keys(order, counting=True, args=args)
+        loops = _find_loops(context, counting)
+        if not loops and any(_is_counting_constant(n) for n in order):
+            exact = _interned_keys(order, counting=False)
+            if max(exact) > max(counting):
+                loops = _find_loops(context, exact)
     if not loops:
         return None
     replaced: dict[int, Node] = {}

@@ -126,6 +126,21 @@ def test_growing_column_writes_leave_the_rest_of_the_array_alone():
     assert _rolled(compiled)
 
 
+def test_an_inner_loop_whose_copies_differ_in_a_column_rolls_inside_the_window():
+    """symm's `for j` inside its windowed `for i`: the column j of `B[i, j]` and `C[:i, j]`
+    is a place of the windowed loop that does not move with i; the inner copies count it
+    only where it is a constant of the body, not one body parameter per column (npbench
+    symm went over the compile budget with 49 columns: a kernel per column)."""
+    rng = np.random.default_rng(5)
+    n, columns = WINDOW_MIN_TRIPS + 4, 12
+    args = (1.5, rng.random((n, columns)), rng.random((n, n)), rng.random((n, columns)))
+    compiled = _check(symm_columns, args, static=(0,))
+    assert _rolled(compiled)
+    nested = [k.name for k in compiled.kernels if k.name.count("loop.") >= 2]
+    assert nested, [k.name for k in compiled.kernels]
+    assert len(compiled.kernels) < columns
+
+
 @pytest.mark.parametrize("n", [WINDOW_MIN_TRIPS + 4])
 def test_windows_that_do_not_line_up_stay_numpy_exact(n):
     rng = np.random.default_rng(4)

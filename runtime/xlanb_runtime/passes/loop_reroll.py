@@ -30,7 +30,8 @@ unrolled, and the compile budget bounds them.  Loops of fewer than `MIN_TRIPS`
 iterations, or of fewer than `MIN_ROLLED_NODES` nodes in all, also stay unrolled: there
 fusing across iterations is worth more than the smaller program.  One search rolls every
 loop it finds (stretches that do not overlap) and then runs again, so a loop around rolled
-loops rolls too: one search per level of nesting.
+loops rolls too: one search per level of nesting; then the loops' constant places fold
+back into their bodies (loop_fold.py).
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ import numpy as np
 from ..ir import builder as B
 from ..ir.graph import Graph, LoopBody, Node, arg_key
 from ..ir.ops import Op
+from .loop_fold import fold_constant_inputs
 from .loop_window import NotWindowed, WindowBuilder, shape_steps
 
 MIN_TRIPS = 8
@@ -80,8 +82,8 @@ def reroll_loops(graph: Graph) -> Graph:
     """The graph with each rerollable stretch of T >= MIN_TRIPS copies as a loop node."""
     while True:
         rolled = _roll_all(graph)
-        if rolled is None:
-            return graph
+        if rolled is None:          # no loop around them rolls: their constant places
+            return fold_constant_inputs(graph, _substitute)     # go back inside
         graph = rolled
 
 
@@ -102,12 +104,13 @@ def _roll_all(graph: Graph) -> Graph | None:
     args = [_copy_arg(n, counting=True) for n in order]      # shared by three key sets
     loops = _find_loops(context, _interned_keys(order, True, blind="rank", args=args),
                         windowed=_interned_keys(order, True, blind="operands", args=args))
-    counting = _interned_keys(order, counting=True, args=args)
-    loops = loops or _find_loops(context, counting)
-    if not loops and any(_is_counting_constant(n) for n in order):
-        exact = _interned_keys(order, counting=False)
-        if max(exact) > max(counting):
-            loops = _find_loops(context, exact)
+    if not loops:                   # (keys made only when needed: 80,000 nodes in symm)
+        counting = _interned_keys(order, counting=True, args=args)
+        loops = _find_loops(context, counting)
+        if not loops and any(_is_counting_constant(n) for n in order):
+            exact = _interned_keys(order, counting=False)
+            if max(exact) > max(counting):
+                loops = _find_loops(context, exact)
     if not loops:
         return None
     replaced: dict[int, Node] = {}
@@ -591,8 +594,9 @@ class _Loop:
         in copy 0 (a scalar of the place's dtype).  The first places are loop inputs, not
         constants of the body: a loop around this one (`for i: for j: out[:, i, j] =
         ...`) then finds copies of one body whose inputs count with its own trip, and
-        rolls too.  Equal places share one parameter, so the mask and the value of one
-        write stay one region (codegen/cpu.py `region_update`)."""
+        rolls too (once none does, loop_fold.py puts the constant ones back in the body).
+        Equal places share one parameter, so the mask and the value of one write stay one
+        region (codegen/cpu.py `region_update`)."""
         keys: dict[tuple, Node] = {}
         for offset, (first, _) in sorted(self.moves.items()):
             dtype = self._place_dtype(offset)

@@ -165,23 +165,13 @@ def store(key: str, driver: Driver, kernels: dict[int, tuple[str, tuple]]) -> No
     payload = pickle.dumps({"source": driver.source, "bindings": bindings,
                             "block_bytes": driver.block_bytes, "views": driver.views,
                             "inline": parts}, protocol=pickle.HIGHEST_PROTOCOL)
-    data = _HEADER + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
-    try:
-        cache.write_atomically(_path(key), data)
-    except OSError:
-        pass
+    cache.write_record(_path(key), _HEADER, payload)
 
 
 def load(key: str) -> dict | None:
     """The record stored under `key`, or None (none, a marker, or not a valid record)."""
-    try:
-        data = _path(key).read_bytes()
-    except OSError:
-        return None
-    if not data.startswith(_HEADER):
-        return None
-    digest, _, payload = data[len(_HEADER):].partition(b"\n")
-    if hashlib.sha256(payload).hexdigest().encode() != digest:
+    payload = cache.read_record(_path(key), _HEADER)
+    if payload is None:
         return None
     try:
         record = pickle.loads(payload)

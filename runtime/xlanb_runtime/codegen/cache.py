@@ -221,6 +221,31 @@ def _write_source(path: Path, source: str) -> bool:
     return True
 
 
+def write_record(path: Path, header: bytes, payload: bytes) -> None:
+    """`header`, the payload's SHA-256 and the payload, written atomically (a record that
+    `read_record` trusts only whole and unchanged).  A read-only cache writes nothing."""
+    data = header + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+    try:
+        write_atomically(path, data)
+    except OSError:
+        pass
+
+
+def read_record(path: Path, header: bytes) -> bytes | None:
+    """The payload of a record `write_record` wrote with `header`, or None (no file, another
+    format, or a payload that does not match its digest: truncated or corrupt)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if not data.startswith(header):
+        return None
+    digest, _, payload = data[len(header):].partition(b"\n")
+    if hashlib.sha256(payload).hexdigest().encode() != digest:
+        return None
+    return payload
+
+
 def write_atomically(path: Path, text: str | bytes) -> None:
     """A temp file in the same directory, then `os.replace`: readers see the old file or
     the whole new one, never a part."""

@@ -75,14 +75,8 @@ def _key(codegen, ir_text: str) -> str:
 
 def _load(codegen, path):
     """The library stored at `path`, or None (none there, or not a valid record)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if not data.startswith(_HEADER):
-        return None
-    digest, _, payload = data[len(_HEADER):].partition(b"\n")
-    if hashlib.sha256(payload).hexdigest().encode() != digest:
+    payload = cache.read_record(path, _HEADER)
+    if payload is None:
         return None
     try:
         state = pickle.loads(payload)
@@ -96,9 +90,5 @@ def _load(codegen, path):
 
 
 def _store(path, state) -> None:
-    payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
-    try:
-        cache.write_atomically(path, _HEADER + hashlib.sha256(payload).hexdigest().encode()
-                               + b"\n" + payload)
-    except OSError:                      # a read-only cache: compile in each process
-        pass
+    # a read-only cache writes nothing: each process compiles the runtime
+    cache.write_record(path, _HEADER, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))

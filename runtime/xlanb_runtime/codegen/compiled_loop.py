@@ -103,7 +103,6 @@ def compiled_loop(body, trips: int, carried: int) -> Callable | None:
     else:
         exec(compile(source, f"<xlanb loop {body.plan.graph.name}>", "exec"), env)
         loop = numba.njit(signature, nogil=True)(env["loop"])   # compiles now
-    loop.disable_compile()          # the run below passes exactly `signature`'s types
     how = "shared with an earlier loop" if id(loop) in _seen else None
     _seen.setdefault(id(loop), loop)
     how = how or ("compiled" if compile_count() > compiled_before else "loaded from the cache")

@@ -140,3 +140,15 @@ def test_what_cannot_be_honoured_is_named():
         xlanb.jit(lambda i: np.ravel_multi_index((i, i), (5, 5)))(I)
     with pytest.raises(UnsupportedNumPyFunctionError, match="np.cross of 2-vectors"):
         xlanb.jit(lambda x: np.cross(x[:, :2], x[:, 2:4]))(X)
+
+
+@pytest.mark.parametrize("fn", [lambda v: np.vecmat(v, v), lambda v: np.matvec(v, v)],
+                         ids=["vecmat", "matvec"])
+def test_gufunc_core_dimensions_checked_as_numpy(fn):
+    """An operand with fewer dimensions than the core signature needs is NumPy's
+    ValueError, not an IndexError from inside the contraction."""
+    with pytest.raises(ValueError) as expected:
+        fn(V)
+    with pytest.raises(ValueError, match="does not have enough dimensions") as got:
+        xlanb.jit(fn)(V)
+    assert str(got.value) == str(expected.value)

@@ -293,18 +293,27 @@ def _loop_dtypes(ufunc: np.ufunc, chars: str = _PROBE_KINDS) -> list[np.dtype] |
     return None
 
 
+def _probe_shapes(ufunc: np.ufunc) -> list[tuple[int, ...]]:
+    """Operand shapes for a probe call: (3,) each, or for a generalized ufunc its core
+    dimensions at 3 each (np.vecmat's (n),(n,m) takes a vector and a matrix)."""
+    from ..tracing.lowering.library import core_dimensions
+    if ufunc.signature is None:
+        return [(3,)] * ufunc.nin
+    return [(3,) * len(core) for core in core_dimensions(ufunc)]
+
+
 def ufunc_status(ufunc: np.ufunc) -> tuple[str, str]:
     dtypes = _loop_dtypes(ufunc)
     if dtypes is None:                        # datetime-only ufuncs (isnat): probe on dates
         if not _loop_dtypes(ufunc, "Mm"):
             return UNSUPPORTED, unsupported_note(ufunc) or "no numeric loop"
         dtypes = [np.dtype("M8[s]")] * ufunc.nin
-    shape = (3,)
-    status, note = _probe_status(lambda *xs: ufunc(*xs), shape, dtypes[0],
-                                 *[(shape, d) for d in dtypes[1:]])
+    shapes = _probe_shapes(ufunc)
+    status, note = _probe_status(lambda *xs: ufunc(*xs), shapes[0], dtypes[0],
+                                 *zip(shapes[1:], dtypes[1:]))
     if status in COMPILED and _loop_dtypes(ufunc, "D"):
-        complex_status, _ = _probe_status(lambda *xs: ufunc(*xs), shape, np.complex128,
-                                          *[(shape, np.complex128)] * (ufunc.nin - 1))
+        complex_status, _ = _probe_status(lambda *xs: ufunc(*xs), shapes[0], np.complex128,
+                                          *[(s, np.complex128) for s in shapes[1:]])
         if complex_status not in COMPILED:
             note = f"complex inputs: {complex_status}"
     return status or UNSUPPORTED, note
@@ -372,8 +381,10 @@ NOTES = {
                                            "evaluation; arithmetic of two trims zeros "
                                            "(data-dependent)",
 }
-# Methods that need a 1-D array: probed on the first row.
-_MEMBER_ROW = {"searchsorted"}
+# Methods probed on something made from the (3, 4) float array: a 1-D array for
+# searchsorted, indices for choose.
+_MEMBER_RECEIVER = {"searchsorted": lambda x: x[0],
+                    "choose": lambda x: (x > 1).astype(np.intp)}
 
 
 def member_status(name: str) -> tuple[str, str]:
@@ -382,7 +393,7 @@ def member_status(name: str) -> tuple[str, str]:
     args = _MEMBER_ARGS.get(name, ())
     if callable(attr):
         status, note = _probe_status(
-            lambda x: getattr(x[0] if name in _MEMBER_ROW else x, name)(
+            lambda x: getattr(_MEMBER_RECEIVER.get(name, lambda y: y)(x), name)(
                 *(args(x) if callable(args) else args)), (3, 4), np.float64)
     else:
         status, note = _probe_status(lambda x: getattr(x, name), (3, 4), np.float64)

@@ -139,6 +139,7 @@ def ufunc_call(ufunc: np.ufunc, inputs: tuple, dtype=None):
     from .promote import mark_weak, operands
     from .ufuncs import _resolve
     if ufunc in GUFUNCS and dtype is None:           # matvec, vecmat, vecdot: contractions
+        _check_core_dimensions(ufunc, inputs)
         return GUFUNCS[ufunc](*inputs)
     if ufunc.signature is not None or not all(
             isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex))
@@ -151,6 +152,24 @@ def ufunc_call(ufunc: np.ufunc, inputs: tuple, dtype=None):
     result = call("np.ufunc.__call__", nodes, ufunc=ufunc.__name__,
                   signature=tuple(t.name for t in loop))
     return mark_weak(result, inputs) if ufunc.nout == 1 else result
+
+
+def core_dimensions(ufunc: np.ufunc) -> list[list[str]]:
+    """Each input's core dimension names from a generalized ufunc's signature:
+    np.vecmat's "(n),(n,m)->(m)" gives [["n"], ["n", "m"]] ("?" marks an optional one)."""
+    cores = ufunc.signature.split("->")[0].replace(" ", "")[1:-1].split("),(")
+    return [[d for d in core.split(",") if d] for core in cores]
+
+
+def _check_core_dimensions(ufunc: np.ufunc, inputs: tuple) -> None:
+    """NumPy's ValueError for an operand with fewer dimensions than the gufunc's core
+    signature needs (np.vecmat on two vectors), before the contraction indexes it."""
+    for position, (x, core) in enumerate(zip(inputs, core_dimensions(ufunc))):
+        needed = len([d for d in core if not d.endswith("?")])
+        if np.ndim(x) < needed:
+            raise ValueError(f"{ufunc.__name__}: Input operand {position} does not have "
+                             f"enough dimensions (has {np.ndim(x)}, gufunc core with "
+                             f"signature {ufunc.signature} requires {needed})")
 
 
 from . import (sorting, scans, decompositions, fft, numerics, compositions,  # noqa: E402,F401,I001

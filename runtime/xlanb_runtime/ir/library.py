@@ -116,11 +116,13 @@ def _result_types(name: str, key: tuple, params: tuple) -> tuple:
                  for shape, dtype in FUNCTIONS[name].results(inputs, **dict(params)))
 
 
-def runner(name: str, params: dict) -> Callable[..., tuple[np.ndarray, ...]]:
+def runner(name: str, params: dict, call: Callable | None = None
+           ) -> Callable[..., tuple[np.ndarray, ...]]:
     """`(*arrays) -> results`: a tuple of fresh C-ordered arrays, one per result (LAPACK
     and FFTs along an inner axis may return other orders, compiled kernels read C order,
-    and a result must never be a view of an input).  What compiled programs call."""
-    call = FUNCTIONS[name].bind(params)
+    and a result must never be a view of an input).  What compiled programs call.
+    `call`: an implementation to run instead of NumPy's function (same results)."""
+    call = call or FUNCTIONS[name].bind(params)
 
     def run_call(*arrays):
         out = call(*arrays)

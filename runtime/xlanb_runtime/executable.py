@@ -374,7 +374,7 @@ class DriverBuilder:
                 self.emit_ufunc(kernel, operands)
                 return
             if node.op is Op.LIBRARY_CALL and \
-                    self.buffers.storage[id(node)].kind == "fresh":   # returned: NumPy's own
+                    self.buffers.storage[id(node)].kind in ("fresh", "loop"):   # NumPy's own
                 fn = self.bind(library_value_call(node), "lib")
                 operands = ", ".join(self.var(i) for i in node.inputs)
                 self.lines.append(f"{self.new_buffer_name(node)} = {fn}({operands})"

@@ -89,3 +89,59 @@ def test_jit_matches_numpy_and_leaves_arguments(dtype):
     np.testing.assert_array_equal(data, before[1])
     ranged = xlanb.jit(lambda x, w: np.histogram(x, 20, (5.0, 30.0), weights=w))
     same(ranged(radius, data), np.histogram(radius, 20, (5.0, 30.0), weights=data))
+
+
+# -- histogram-merge: histograms of one array with the same bins in one pass -------------
+
+def binned_mean_first(data, radius):                 # the weighted call first
+    sums, edges = np.histogram(radius, 50, weights=data)
+    counts = np.histogram(radius, 50)[0]
+    return sums / counts, edges
+
+
+def three_histograms(data, radius):                  # beyond the one-pass pair: NumPy's
+    return (np.histogram(radius, 8, (0.0, 40.0))[0],
+            np.histogram(radius, 8, (0.0, 40.0), weights=data)[0],
+            np.histogram(radius, 8, (0.0, 40.0), weights=radius)[0])
+
+
+def weight_made_later(data, radius):    # data * data comes after the first call: kept apart
+    return np.histogram(radius, 8)[0], np.histogram(radius, 8, weights=data * data)[0]
+
+
+def library_calls(fn, *args, **jit_args) -> list[str]:
+    text = xlanb.jit(fn, **jit_args).lower(*args).compile().as_text()
+    return [line.split("arg=('")[1].split("'")[0] for line in text.splitlines()
+            if "library-call(" in line]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+def test_merged_histograms_equal_numpy(dtype):
+    rng = np.random.default_rng(4)
+    radius = (rng.random(200_000) * 50).astype(dtype)
+    data = rng.random(200_000).astype("float32" if dtype == "float32" else "float64")
+    assert library_calls(azimint_hist, data, radius, 100, static_argnums=(2,)) == \
+        ["xlanb.histograms"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        np.testing.assert_array_equal(
+            xlanb.jit(azimint_hist, static_argnums=(2,))(data, radius, 100),
+            azimint_hist(data, radius, 100))
+        got, expected = xlanb.jit(binned_mean_first)(data, radius), \
+            binned_mean_first(data, radius)
+    same(got, expected)
+    assert library_calls(three_histograms, data, radius) == ["xlanb.histograms"]
+    same(xlanb.jit(three_histograms)(data, radius), three_histograms(data, radius))
+    same(xlanb.jit(weight_made_later)(data, radius), weight_made_later(data, radius))
+
+
+def test_merge_keeps_apart_what_differs_and_the_interpreter_agrees():
+    x = np.random.default_rng(5).random(1000)
+    differ = lambda x: (np.histogram(x, 10)[0], np.histogram(x, 11)[0],
+                        np.histogram(x, 10, (0.0, 0.5))[0], np.histogram(x, 10, density=True)[0])
+    assert library_calls(differ, x).count("np.histogram") == 4
+    compiled = xlanb.jit(azimint_hist, static_argnums=(2,)).lower(x, x * 3, 7).compile()
+    from xlanb_runtime.ir import interpret
+    graph = compiled.executable.optimized
+    assert any(n.arg[0] == "xlanb.histograms" for n in graph.nodes
+               if n.op.name == "LIBRARY_CALL")
+    np.testing.assert_array_equal(interpret(graph, [x, x * 3])[0], azimint_hist(x, x * 3, 7))

@@ -17,6 +17,10 @@ element order (as `np.bincount` does), cast to the weights' dtype and added to t
 result, so float32 and float64 sums match NumPy's bit for bit.  NaN is outside every range
 (`keep` is false), as in NumPy; with no `range`, NumPy's own check raises first.
 
+A count and a weighted histogram of the same data and bins (merged into one
+`xlanb.histograms` call by passes/histogram_merge.py) share one pass: each value is binned
+once and updates both.
+
 Only what the fast path reproduces exactly takes it: int bins, a real float or integer
 `a`, float32/float64 or no weights, no `density` or density computed from the counts as
 NumPy does.  Everything else (edges given as an array, complex, bool or float16 data,
@@ -91,6 +95,31 @@ def _weigh(a, w, low, high, edge_type, sub_type, first, denom, bins, edges, sums
             sums[i] = sums[i] + sum_type(block[i])
 
 
+@numba.njit(error_model="numpy", cache=True)
+def _count_and_weigh(a, w, low, high, edge_type, sub_type, first, denom, bins, edges,
+                     counts, sums, sum_type, block):
+    """`_count` and `_weigh` in one pass: each value binned once (passes/histogram_merge.py:
+    np.histogram(a, n) and np.histogram(a, n, weights=w) in one program)."""
+    last = edges.size - 2
+    for start in range(0, a.size, BLOCK):
+        block[:] = 0.0
+        for k in range(start, min(start + BLOCK, a.size)):
+            v = a[k]
+            if v >= low and v <= high:
+                x = edge_type(v)
+                i = int((sub_type(x) - first) / denom * bins)
+                if i == last + 1:
+                    i -= 1
+                if x < edges[i]:
+                    i -= 1
+                if i != last and x >= edges[i + 1]:
+                    i += 1
+                counts[i] += 1
+                block[i] += np.float64(w[k])
+        for i in range(sums.size):
+            sums[i] = sums[i] + sum_type(block[i])
+
+
 def _scalars(a: np.ndarray, edges: np.ndarray, uniform) -> tuple:
     """(low, high, edge cast, shift cast, first, denom, bins): the scalars of NumPy's
     expressions, each in the dtype NumPy's promotion gives it there."""
@@ -133,12 +162,35 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     return n, edges
 
 
+def histograms(a, weighted: tuple, weights: tuple, bins, range=None) -> tuple:
+    """`xlanb.histograms`: (hist, edges) of np.histogram(a, bins, range, weights=w) for
+    each call (`weighted[k]`: call k takes the next of `weights`), flattened.  One count
+    and one weighted call over one pass where the compiled pass reproduces both."""
+    a = np.asarray(a)
+    if sorted(weighted) != [False, True] or not is_fast(a, bins, np.asarray(weights[0])):
+        it, out = iter(weights), []
+        for w in weighted:
+            out += histogram(a, bins, range, weights=next(it) if w else None)
+        return tuple(out)
+    a, w = _ravel_and_check_weights(a, np.asarray(weights[0]))
+    edges, uniform = _get_bin_edges(a, bins, range, None)
+    counts = np.zeros(uniform[2], np.intp)
+    sums = np.zeros(uniform[2], w.dtype)
+    _count_and_weigh(a, w, *_scalars(a, edges, uniform), edges, counts, sums,
+                     sums.dtype.type, np.zeros(sums.size, np.float64))
+    pairs = [(sums, edges), (counts, edges.copy())]       # each call its own edges array
+    return tuple(pairs[0] + pairs[1]) if weighted[0] else tuple(pairs[1] + pairs[0])
+
+
 def compiled_runner(name: str, params: dict) -> Callable | None:
     """A faster implementation of library function `name` with these params for compiled
     programs, or None (the program calls NumPy's function)."""
+    params = dict(params)
+    if name == "xlanb.histograms":
+        weighted = params.pop("weighted")
+        return lambda a, *weights: histograms(a, weighted, weights, **params)
     if name != "np.histogram":
         return None
-    params = dict(params)
     keyword = tuple(params.pop("keyword_arrays", ()))
     if "bins" in keyword:                    # edges given as an array: NumPy's search
         return None

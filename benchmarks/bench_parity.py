@@ -12,6 +12,12 @@ npbench's do), in an order reversed every other round, for `--seconds` per kerne
 Printed per kernel: the medians, and the median and interquartile range of the per-round
 ratios NumPy/xlanb and NumPy/NumPy.  A NumPy/xlanb range that overlaps the A/A range is a
 tie within this machine's noise.  Single-thread mode (../shared/PLATFORM.md).
+
+Seen (load 3.6-4.2, two runs each side, NumPy/xlanb median [IQR]): before the histogram
+pass and the library-result change, gemm 1.03 [0.94, 1.11], cholesky2 1.01 [0.96, 1.07],
+azimint_hist 0.98 [0.80, 1.09]; after, gemm 1.04 [1.00, 1.08] (same program), cholesky2
+1.07 [0.98, 1.14], azimint_hist 1.99 [1.63, 2.55]; the GEMVs 0.99-1.01 with an A/A range
+as wide.  gemm's ceiling: NumPy/(np.matmul alone) read 1.09 where NumPy/xlanb read 1.08.
 """
 from __future__ import annotations
 

@@ -29,7 +29,8 @@ integer or complex weights) runs np.histogram itself.
 Measured, single thread, 400,000 f64 values in 1000 bins (npbench azimint_hist): about 4.3
 against NumPy's 6.3 ms unweighted, 5.2 against 7.0 weighted (the per-element loop is
 about 7 ns: a division, the edge fix-ups and a scattered increment; it does not vectorize).
-npbench azimint_hist: benchmarks/bench_parity.py.
+npbench azimint_hist (a count and a weighted histogram, merged into one pass), single
+thread, benchmarks/bench_parity.py, load 3.6-4.2: 0.98x NumPy before, 1.93-1.99x after.
 """
 from __future__ import annotations
 

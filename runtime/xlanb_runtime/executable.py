@@ -157,7 +157,7 @@ def _library_runner(node: Node, compiled: bool) -> Callable:
     fast = None
     if compiled:
         from .codegen.histogram import compiled_runner
-        fast = compiled_runner(name, dict(params))
+        fast = compiled_runner(name, dict(params), [i.dtype for i in node.inputs])
     return runner(name, dict(params), fast)
 
 

@@ -34,6 +34,7 @@ thread, benchmarks/bench_parity.py, load 3.6-4.2: 0.98x NumPy before, 1.93-1.99x
 """
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 import numba
@@ -50,11 +51,10 @@ _DATA_KINDS = "fiu"
 _WEIGHT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-# The bin index is written out in both loops: as a helper function, even with Numba's
+# The bin index is written out in each loop: as a helper function, even with Numba's
 # inline="always", the loop ran 2x slower.  NumPy's steps: `a` cast to the edges' dtype,
 # shifted in `sub_type`, scaled in the quotient's dtype, then fixed up against the edges.
 
-@numba.njit(error_model="numpy", cache=True)
 def _count(a, low, high, edge_type, sub_type, first, denom, bins, edges, counts):
     """counts[i] += 1 for every value of `a` in [low, high] (compared in low's dtype)."""
     last = edges.size - 2
@@ -72,7 +72,6 @@ def _count(a, low, high, edge_type, sub_type, first, denom, bins, edges, counts)
             counts[i] += 1
 
 
-@numba.njit(error_model="numpy", cache=True)
 def _weigh(a, w, low, high, edge_type, sub_type, first, denom, bins, edges, sums, sum_type,
            block):
     """sums += each BLOCK's per-bin float64 sums of w, cast to `sum_type`, for the values
@@ -96,7 +95,6 @@ def _weigh(a, w, low, high, edge_type, sub_type, first, denom, bins, edges, sums
             sums[i] = sums[i] + sum_type(block[i])
 
 
-@numba.njit(error_model="numpy", cache=True)
 def _count_and_weigh(a, w, low, high, edge_type, sub_type, first, denom, bins, edges,
                      counts, sums, sum_type, block):
     """`_count` and `_weigh` in one pass: each value binned once (passes/histogram_merge.py:
@@ -119,6 +117,28 @@ def _count_and_weigh(a, w, low, high, edge_type, sub_type, first, denom, bins, e
                 block[i] += np.float64(w[k])
         for i in range(sums.size):
             sums[i] = sums[i] + sum_type(block[i])
+
+
+_KERNELS = {f.__name__: f for f in (_count, _weigh, _count_and_weigh)}
+_COMPILED: dict[tuple, Callable] = {}        # (kernel, argument types) -> dispatcher
+
+
+def run_kernel(name: str, *args) -> None:
+    """Kernel `name` (one of the loops above) compiled for these arguments' types through
+    the project's kernel cache (codegen/cache.py), as generated kernels are: a warm start
+    loads it without Numba's first-compile set-up (cached_load.py), which a plain
+    `numba.njit(cache=True)` function pays on its first call (0.6 s of npbench
+    azimint_hist's first call)."""
+    key = (name,) + tuple(numba.typeof(a) for a in args)
+    kernel = _COMPILED.get(key)
+    if kernel is None:
+        from .cache import compile_function
+        source = (f"# xlanb histogram kernel {name}\nimport numba\nimport numpy as np\n"
+                  f"BLOCK = {BLOCK}\n\n\n"
+                  f"@numba.njit(cache=True, nogil=True, error_model=\"numpy\")\n"
+                  f"{inspect.getsource(_KERNELS[name])}")
+        kernel = _COMPILED[key] = compile_function(source, name, key[1:])
+    kernel(*args)
 
 
 def _scalars(a: np.ndarray, edges: np.ndarray, uniform) -> tuple:
@@ -153,10 +173,11 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     scalars = _scalars(a, edges, uniform)
     if weights is None:
         n = np.zeros(uniform[2], np.intp)
-        _count(a, *scalars, edges, n)
+        run_kernel("_count", a, *scalars, edges, n)
     else:
         n = np.zeros(uniform[2], weights.dtype)
-        _weigh(a, weights, *scalars, edges, n, n.dtype.type, np.zeros(n.size, np.float64))
+        run_kernel("_weigh", a, weights, *scalars, edges, n, n.dtype.type,
+                   np.zeros(n.size, np.float64))
     if density:
         widths = np.array(np.diff(edges), float)
         return n / widths / n.sum(), edges
@@ -177,25 +198,34 @@ def histograms(a, weighted: tuple, weights: tuple, bins, range=None) -> tuple:
     edges, uniform = _get_bin_edges(a, bins, range, None)
     counts = np.zeros(uniform[2], np.intp)
     sums = np.zeros(uniform[2], w.dtype)
-    _count_and_weigh(a, w, *_scalars(a, edges, uniform), edges, counts, sums,
-                     sums.dtype.type, np.zeros(sums.size, np.float64))
+    run_kernel("_count_and_weigh", a, w, *_scalars(a, edges, uniform), edges, counts, sums,
+               sums.dtype.type, np.zeros(sums.size, np.float64))
     pairs = [(sums, edges), (counts, edges.copy())]       # each call its own edges array
     return tuple(pairs[0] + pairs[1]) if weighted[0] else tuple(pairs[1] + pairs[0])
 
 
-def compiled_runner(name: str, params: dict) -> Callable | None:
+def compiled_runner(name: str, params: dict, dtypes=None) -> Callable | None:
     """A faster implementation of library function `name` with these params for compiled
-    programs, or None (the program calls NumPy's function)."""
+    programs, or None (the program calls NumPy's function).  With the inputs' `dtypes`,
+    its kernel is compiled now, on two values of each (the kernel's types follow the
+    dtypes, not the values): a program compiles it with its other kernels (in the
+    background when tiered), not in its first run."""
     params = dict(params)
     if name == "xlanb.histograms":
         weighted = params.pop("weighted")
-        return lambda a, *weights: histograms(a, weighted, weights, **params)
-    if name != "np.histogram":
-        return None
-    keyword = tuple(params.pop("keyword_arrays", ()))
-    if "bins" in keyword:                    # edges given as an array: NumPy's search
-        return None
 
-    def call(a, *arrays):
-        return histogram(a, **params, **dict(zip(keyword, arrays)))
+        def call(a, *weights):
+            return histograms(a, weighted, weights, **params)
+    elif name == "np.histogram":
+        keyword = tuple(params.pop("keyword_arrays", ()))
+        if "bins" in keyword:                    # edges given as an array: NumPy's search
+            return None
+
+        def call(a, *arrays):
+            return histogram(a, **params, **dict(zip(keyword, arrays)))
+    else:
+        return None
+    if dtypes is not None:
+        with np.errstate(all="ignore"):
+            call(*[np.arange(2).astype(d) for d in dtypes])
     return call

@@ -7,13 +7,17 @@
 
 Every kernel's xlanb result is checked against NumPy (dtype-appropriate allclose) before
 anything is timed; a mismatch is reported and fails the run.  Medians of interleaved runs
-(the implementations timed round-robin, ../shared/PLATFORM.md).  Printed per kernel: NumPy,
-xlanb and jax.jit medians (JAX when importable; float64 kernels run with jax_enable_x64),
-NumPy/xlanb and jax/xlanb (> 1: xlanb faster; the median of per-round ratios, steadier
-than a ratio of medians on this VM), the compiled program's kernel count and
-kinds, and for memory-bound kernels xlanb's share of the measured read bandwidth (over
+(the implementations timed round-robin, the order reversed every other round so neither
+always runs right after the other; at least --repeats rounds and --min-seconds per kernel,
+../shared/PLATFORM.md).  Printed per kernel: NumPy, xlanb and jax.jit medians (JAX when
+importable; float64 kernels run with jax_enable_x64), NumPy/xlanb and jax/xlanb (> 1: xlanb
+faster; the median of per-round ratios, steadier than a ratio of medians on this VM) with
+the NumPy ratio's interquartile range over rounds (a kernel tied with NumPy, one BLAS call
+on both sides, reads anywhere in it), the compiled program's kernel count and kinds, and
+for memory-bound kernels xlanb's share of the measured read bandwidth (over
 100% where the working set fits in the caches: the roofline is measured on 80 MB).  Then the
-geometric mean of NumPy/xlanb, the kernels below 1.0x NumPy, and the share at >= 1.0x
+geometric mean of NumPy/xlanb, the kernels below 1.0x NumPy (and which of them are below
+in three rounds of four: the IQR's top under 1.0), and the share at >= 1.0x
 jax.jit.  `--two-thread-column` runs the same kernels in a subprocess with 2 threads (the
 default setting of this machine kind) and prints its NumPy/xlanb ratio beside.
 """
@@ -30,6 +34,8 @@ if __name__ == "__main__":
     _parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     _parser.add_argument("--threads", type=int, default=1)
     _parser.add_argument("--repeats", type=int, default=9)
+    _parser.add_argument("--min-seconds", type=float, default=0.5,
+                         help="time each kernel for at least this long (more rounds)")
     _parser.add_argument("--filter", default="", help="only kernels whose name contains it")
     _parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
     _parser.add_argument("--no-jax", action="store_true", help="skip jax.jit")
@@ -54,7 +60,7 @@ import numpy as np  # noqa: E402
 
 import xlanb  # noqa: E402
 from common import (blas_description, format_table, interleaved_times,  # noqa: E402
-                    measure_bandwidth, paired_ratio)
+                    measure_bandwidth, paired_ratio, ratio_quartiles)
 from corpus_kernels import CORPUS, tolerance  # noqa: E402
 
 try:
@@ -114,7 +120,7 @@ def measure(kernel, repeats: int, quick: bool) -> dict:
     jax_call = _jax_impl(kernel, args)
     if jax_call is not None:
         impls["jax"] = jax_call
-    times = interleaved_times(impls, repeats)
+    times = interleaved_times(impls, repeats, min_seconds=ARGS.min_seconds)
     if ARGS.estimator == "min":
         medians = {name: float(np.min(ts)) for name, ts in times.items()}
         ratios = {other: medians[other] / medians["xlanb"] for other in impls
@@ -126,7 +132,9 @@ def measure(kernel, repeats: int, quick: bool) -> dict:
         ratios = {other: paired_ratio(times, other, "xlanb") for other in impls
                   if other != "xlanb"}
     return {"name": kernel.name, "kernels": len(compiled.kernels),
+            "rounds": len(times["xlanb"]),
             "kinds": kernel_kinds(compiled), "medians": medians, "ratios": ratios,
+            "numpy_iqr": ratio_quartiles(times, "numpy", "xlanb"),
             "bytes": io_bytes(args, fn(*args)) if kernel.bandwidth else None}
 
 
@@ -138,8 +146,12 @@ def _ratio(value) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
+def _iqr(quartiles) -> str:
+    return "-" if quartiles is None else f"{quartiles[0]:.2f}-{quartiles[1]:.2f}"
+
+
 def table_rows(results: list[dict], bandwidth: float, two_thread: dict | None) -> list:
-    header = ["kernel", "numpy ms", "xlanb ms", "jax ms", "np/xlanb", "jax/xlanb",
+    header = ["kernel", "numpy ms", "xlanb ms", "jax ms", "np/xlanb", "IQR", "jax/xlanb",
               "kernels", "kinds", "% read bw"]
     if two_thread is not None:
         header.append("np/xlanb 2thr")
@@ -149,7 +161,8 @@ def table_rows(results: list[dict], bandwidth: float, two_thread: dict | None) -
         share = "-" if r["bytes"] is None else \
             f"{r['bytes'] / m['xlanb'] / 1e9 / bandwidth * 100:.0f}%"
         row = [r["name"], _ms(m["numpy"]), _ms(m["xlanb"]), _ms(m.get("jax")),
-               _ratio(r["ratios"]["numpy"]), _ratio(r["ratios"].get("jax")),
+               _ratio(r["ratios"]["numpy"]), _iqr(r.get("numpy_iqr")),
+               _ratio(r["ratios"].get("jax")),
                str(r["kernels"]), r["kinds"], share]
         if two_thread is not None:
             other = two_thread.get(r["name"])
@@ -161,10 +174,15 @@ def table_rows(results: list[dict], bandwidth: float, two_thread: dict | None) -
 def summary(results: list[dict]) -> list[str]:
     speedups = [r["ratios"]["numpy"] for r in results]
     geo = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
-    slow = [f"{r['name']} ({s:.2f}x)" for r, s in zip(results, speedups) if s < 1.0]
+    slow = [f"{r['name']} ({s:.2f}x, IQR {_iqr(r.get('numpy_iqr'))})"
+            for r, s in zip(results, speedups) if s < 1.0]
+    # below 1.0x with three rounds in four: slower beyond this machine's noise
+    clear = [r["name"] for r in results if r.get("numpy_iqr") and r["numpy_iqr"][1] < 1.0]
     with_jax = [r for r in results if "jax" in r["ratios"]]
     lines = [f"geometric mean NumPy/xlanb: {geo:.2f}x over {len(results)} kernels",
-             f"below 1.0x NumPy: {len(slow)}" + (": " + "; ".join(slow) if slow else "")]
+             f"below 1.0x NumPy: {len(slow)}" + (": " + "; ".join(slow) if slow else ""),
+             f"of those, IQR wholly below 1.0x: {len(clear)}" +
+             (": " + "; ".join(clear) if clear else "")]
     if with_jax:
         wins = sum(r["ratios"]["jax"] >= 1.0 for r in with_jax)
         lines.append(f"at >= 1.0x jax.jit: {wins}/{len(with_jax)} "
@@ -177,6 +195,7 @@ def run_two_threads() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "two.json")
         cmd = [sys.executable, __file__, "--threads", "2", "--repeats", str(ARGS.repeats),
+               "--min-seconds", str(ARGS.min_seconds),
                "--filter", ARGS.filter, "--no-jax", "--json", out,
                "--estimator", ARGS.estimator]
         if ARGS.quick:
@@ -206,7 +225,8 @@ def main() -> None:
         with open(ARGS.json, "w") as f:
             json.dump({"threads": ARGS.threads, "bandwidth": bw, "results": results}, f)
     two = run_two_threads() if ARGS.two_thread_column else None
-    print(f"{ARGS.estimator}s of {ARGS.repeats} interleaved runs; ratios > 1: xlanb faster")
+    print(f"{ARGS.estimator}s of at least {ARGS.repeats} interleaved runs and "
+          f"{ARGS.min_seconds:g} s per kernel; ratios > 1: xlanb faster")
     print(format_table(table_rows(results, bw, two)))
     if results:
         print("\n".join(summary(results)))

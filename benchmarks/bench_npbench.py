@@ -14,7 +14,10 @@ benchmark; a crash or a runaway trace stays contained).
 Printed per benchmark: whether it compiled (or the error class that stopped it), the
 largest difference from NumPy over every output and every array argument after the call
 (relative to that array's largest magnitude), NumPy's and xlanb's best time of the
-interleaved rounds, NumPy/xlanb, and the compiled program's kernel count.  Then the share
+interleaved rounds (the order reversed every other round, so neither side always runs
+right after the other), NumPy/xlanb of those best times, the median and interquartile range
+of the per-round ratios (a kernel that is one library call on both sides is a tie that
+reads anywhere in that range), and the compiled program's kernel count.  Then the share
 that compiles, the geometric mean of NumPy/xlanb over those, and the ones below 1.0x.
 """
 from __future__ import annotations
@@ -24,7 +27,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import pin_threads  # noqa: E402
+from common import paired_ratio, pin_threads, ratio_quartiles  # noqa: E402
 
 if __name__ == "__main__":
     _parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -112,16 +115,19 @@ def largest_difference(expected: list, actual: list) -> float:
     return worst
 
 
-def best_times(impls: dict, args: list, repeats: int) -> dict[str, float]:
-    """Each implementation's fastest of `repeats` interleaved rounds, on fresh copies."""
-    best = {name: math.inf for name in impls}
+def round_times(impls: dict, args: list, repeats: int) -> dict[str, list[float]]:
+    """Each implementation's seconds per round, `repeats` interleaved rounds on fresh
+    copies of the arguments, the order reversed every other round (common.py)."""
+    times: dict[str, list[float]] = {name: [] for name in impls}
+    order = list(impls)
     for _ in range(repeats):
-        for name, fn in impls.items():
+        for name in order:
             fresh = copy.deepcopy(args)
             start = time.perf_counter()
-            fn(*fresh)
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
+            impls[name](*fresh)
+            times[name].append(time.perf_counter() - start)
+        order.reverse()
+    return times
 
 
 def run_one(root: Path, name: str, preset: str, repeats: int) -> dict:
@@ -150,9 +156,12 @@ def run_one(root: Path, name: str, preset: str, repeats: int) -> dict:
         record["kernels"] = len(jitted.lower(*copy.deepcopy(args)).compile().kernels)
     except Exception:
         record["kernels"] = None
-    times = best_times({"numpy": kernel, "xlanb": jitted}, args, repeats)
-    record.update(numpy_s=times["numpy"], xlanb_s=times["xlanb"],
-                  ratio=times["numpy"] / times["xlanb"])
+    times = round_times({"numpy": kernel, "xlanb": jitted}, args, repeats)
+    best = {name: min(ts) for name, ts in times.items()}
+    record.update(numpy_s=best["numpy"], xlanb_s=best["xlanb"],
+                  ratio=best["numpy"] / best["xlanb"],
+                  paired=paired_ratio(times, "numpy", "xlanb"),
+                  paired_iqr=ratio_quartiles(times, "numpy", "xlanb"))
     return record
 
 
@@ -170,22 +179,30 @@ def run_isolated(name: str) -> dict:
     return {"name": name, "status": "crashed", "error": tail[:160]}
 
 
+def _paired(r: dict) -> str:
+    if "paired" not in r:
+        return "-"
+    low, high = r["paired_iqr"]
+    return f"{r['paired']:.2f}x [{low:.2f}, {high:.2f}]"
+
+
 def report(results: list[dict]) -> None:
     print(f"{'benchmark':26} {'status':26} {'max diff':>9} {'NumPy ms':>9} {'xlanb ms':>9} "
-          f"{'NumPy/xlanb':>11} {'kernels':>7}")
+          f"{'NumPy/xlanb':>11} {'paired [IQR]':>19} {'kernels':>7}")
     for r in results:
         if "ratio" not in r:
             print(f"{r['name']:26} {r['status']:26} {r.get('error', '')}")
             continue
         print(f"{r['name']:26} {r['status']:26} {r['difference']:9.1e} "
               f"{r['numpy_s'] * 1e3:9.3f} {r['xlanb_s'] * 1e3:9.3f} {r['ratio']:10.2f}x "
-              f"{str(r['kernels']):>7}  {r.get('error', '')}")
+              f"{_paired(r):>19} {str(r['kernels']):>7}  {r.get('error', '')}")
     compiled = [r for r in results if r["status"] == "compiled"]
     print(f"\ncompiled under jit: {len(compiled)}/{len(results)}; over a compile budget "
           f"(run eagerly): {sum(r['status'].startswith('over') for r in results)}")
     if compiled:
         geo = math.exp(sum(math.log(r["ratio"]) for r in compiled) / len(compiled))
-        slow = [f"{r['name']} {r['ratio']:.2f}x" for r in compiled if r["ratio"] < 1.0]
+        slow = [f"{r['name']} {r['ratio']:.2f}x (paired {_paired(r)})" for r in compiled
+                if r["ratio"] < 1.0]
         print(f"geometric mean NumPy/xlanb over those: {geo:.2f}x")
         print(f"below 1.0x NumPy: {len(slow)}: {', '.join(slow) or '-'}")
 

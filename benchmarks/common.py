@@ -48,23 +48,31 @@ def blas_description() -> str:
     return "; ".join(parts) or "no BLAS pool found"
 
 
-def interleaved_times(impls: dict, repeats: int, warmup: int = 2, settle: int = 0
-                      ) -> dict[str, list[float]]:
+def interleaved_times(impls: dict, repeats: int, warmup: int = 2, settle: int = 0,
+                      min_seconds: float = 0.0) -> dict[str, list[float]]:
     """Seconds of each implementation per round, timed round-robin so noise hits all
-    alike.  `settle` untimed calls precede each timed one: the timed call then finds the
-    caches as its own previous call left them (a training loop's steady state) instead of
-    as the other implementation left them (JAX reads its own copies of the arrays)."""
+    alike, the order reversed every other round: no implementation always runs right
+    after the same other one (whose freed memory, cache footprint and frequency state it
+    would inherit).  At least `repeats` rounds, more until `min_seconds` have passed (a
+    fast kernel gets enough rounds for its median to settle).  `settle` untimed calls
+    precede each timed one: the timed call then finds the caches as its own previous call
+    left them (a training loop's steady state) instead of as the other implementation
+    left them (JAX reads its own copies of the arrays)."""
     for fn in impls.values():
         for _ in range(warmup):
             fn()
     times: dict[str, list[float]] = {name: [] for name in impls}
-    for _ in range(repeats):
-        for name, fn in impls.items():
+    order, begin, rounds = list(impls), time.perf_counter(), 0
+    while rounds < repeats or time.perf_counter() - begin < min_seconds:
+        for name in order:
+            fn = impls[name]
             for _ in range(settle):
                 fn()
             start = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - start)
+        order.reverse()
+        rounds += 1
     return times
 
 
@@ -79,6 +87,15 @@ def paired_ratio(times: dict[str, list[float]], a: str, b: str) -> float:
     20-30% over seconds; two calls timed back to back share the drift, so the paired
     ratio is steadier than the ratio of the two medians."""
     return statistics.median(x / y for x, y in zip(times[a], times[b]))
+
+
+def ratio_quartiles(times: dict[str, list[float]], a: str, b: str) -> tuple[float, float]:
+    """25th and 75th percentiles over rounds of a's time / b's in the same round: the
+    spread `paired_ratio`'s median comes with (a kernel tied with NumPy reads anywhere in
+    it from run to run)."""
+    ratios = sorted(x / y for x, y in zip(times[a], times[b]))
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    return quartiles[0], quartiles[2]
 
 
 def per_call_seconds(fn, calls: int = 20000, rounds: int = 5) -> float:

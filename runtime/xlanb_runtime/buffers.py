@@ -11,7 +11,8 @@ Storage classes:
   donated a parameter the caller lets the program overwrite: a rolled loop's carried state,
           which the loop runner copies once before the first trip (codegen/compiled_loop.py)
   loop    a loop's results: arrays its body's program returned (fresh on every trip); also
-          a library call's results where it has several (the arrays NumPy returned)
+          a library call's results where it has several or where its function takes no
+          `out=` (the arrays NumPy returned)
 
 The pass walks kernels in execution order, frees a block after its value's last reader and
 hands it to the next intermediate that fits (smallest fitting block first).
@@ -94,7 +95,8 @@ def assign_buffers(plan: FusionPlan, scratch_needs: dict[str, tuple],
             storage[id(kernel.root)] = Storage("view", base=in_place_base(kernel))
         elif kernel.kind == "library" and (kernel.root.op in CONTROL_FLOW or
                                            kernel.root.op is Op.LIBRARY_RESULT or
-                                           is_token(kernel.root)):
+                                           is_token(kernel.root) or
+                                           returns_own_array(kernel.root)):
             storage[id(kernel.root)] = Storage("loop")
     if donated is not None:
         _update_in_place(plan, storage, set(map(id, graph.params[:donated])))
@@ -125,6 +127,16 @@ def assign_buffers(plan: FusionPlan, scratch_needs: dict[str, tuple],
         for block in releases.pop(step, []):
             bisect.insort(free, (result.block_bytes[block], block))
     return result
+
+
+def returns_own_array(node: Node) -> bool:
+    """A library call of a function without `out=` (np.linalg.cholesky, solve, sort...):
+    its value is the array NumPy returns, used as it is.  A buffer of the program's own
+    would cost a copy of the result (npbench cholesky2, 1000x1000 f64: 8 MB per call)."""
+    if node.op is not Op.LIBRARY_CALL or is_token(node):
+        return False
+    from .ir.library import FUNCTIONS
+    return not FUNCTIONS[node.arg[0]].writes_out
 
 
 def _update_in_place(plan: FusionPlan, storage: dict[int, Storage], donated: set[int]

@@ -148,20 +148,31 @@ def donated_params(body: "Executable") -> frozenset[int]:
                      if storage.get(id(p)) and storage[id(p)].kind == "donated")
 
 
-def library_results_call(node: Node) -> Callable:
-    """A library call with several results: NumPy's function on the inputs, returning its
-    arrays (a tuple that the call's `library-result` nodes index)."""
+def _library_runner(node: Node, compiled: bool) -> Callable:
+    """ir.library's runner of the call; `compiled`: with a compiled implementation in
+    place of NumPy's function where codegen has one giving NumPy's exact results
+    (codegen/histogram.py), else NumPy's own (the NumPy tier: no Numba compile there)."""
     from .ir.library import runner
     name, params = node.arg
-    return runner(name, dict(params))
+    fast = None
+    if compiled:
+        from .codegen.histogram import compiled_runner
+        fast = compiled_runner(name, dict(params), [i.dtype for i in node.inputs])
+    return runner(name, dict(params), fast)
 
 
-def library_value_call(node: Node) -> Callable:
+def library_results_call(node: Node, compiled: bool = True) -> Callable:
+    """A library call with several results: NumPy's function on the inputs (or its
+    compiled twin, `_library_runner`), returning its arrays (a tuple that the call's
+    `library-result` nodes index)."""
+    return _library_runner(node, compiled)
+
+
+def library_value_call(node: Node, compiled: bool = True) -> Callable:
     """A library call with one result, returned (a fresh C-ordered array of the node's
     type): for values the program returns, which need no buffer of their own."""
-    from .ir.library import runner
-    name, params = node.arg
-    call, dtype, shape = runner(name, dict(params)), node.dtype, node.shape
+    name = node.arg[0]
+    call, dtype, shape = _library_runner(node, compiled), node.dtype, node.shape
 
     def run(*inputs):
         value = call(*inputs)[0]
@@ -363,7 +374,7 @@ class DriverBuilder:
                 self.emit_ufunc(kernel, operands)
                 return
             if node.op is Op.LIBRARY_CALL and \
-                    self.buffers.storage[id(node)].kind == "fresh":   # returned: NumPy's own
+                    self.buffers.storage[id(node)].kind in ("fresh", "loop"):   # NumPy's own
                 fn = self.bind(library_value_call(node), "lib")
                 operands = ", ".join(self.var(i) for i in node.inputs)
                 self.lines.append(f"{self.new_buffer_name(node)} = {fn}({operands})"

@@ -67,7 +67,8 @@ def node_call(node) -> Callable:
     if node.op is Op.LOOP:
         return loop_runner(NumpyProgram(node.arg.body), node.arg.trips, node.arg.carried)
     if node.op is Op.LIBRARY_CALL:
-        return library_results_call(node) if is_token(node) else library_value_call(node)
+        return library_results_call(node, compiled=False) if is_token(node) else \
+            library_value_call(node, compiled=False)
     if node.op in (Op.LOOP_RESULT, Op.LIBRARY_RESULT):
         return operator.itemgetter(node.arg)
     return functools.partial(EVAL[node.op], node)

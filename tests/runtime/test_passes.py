@@ -421,7 +421,7 @@ def test_pipeline_records_every_pass():
 def test_pipeline_skips_disabled_passes():
     _, records = run_pipeline(parse_graph(MODEL), disabled=("cse", "fusion"))
     assert [r.name for r in records] == ["simplify", "dce", "layout", "simplify",
-                                         "all-reduce-combiner"]
+                                         "histogram-merge", "all-reduce-combiner"]
 
 
 def test_pipeline_rejects_unknown_pass():

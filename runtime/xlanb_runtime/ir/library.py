@@ -116,11 +116,13 @@ def _result_types(name: str, key: tuple, params: tuple) -> tuple:
                  for shape, dtype in FUNCTIONS[name].results(inputs, **dict(params)))
 
 
-def runner(name: str, params: dict) -> Callable[..., tuple[np.ndarray, ...]]:
+def runner(name: str, params: dict, call: Callable | None = None
+           ) -> Callable[..., tuple[np.ndarray, ...]]:
     """`(*arrays) -> results`: a tuple of fresh C-ordered arrays, one per result (LAPACK
     and FFTs along an inner axis may return other orders, compiled kernels read C order,
-    and a result must never be a view of an input).  What compiled programs call."""
-    call = FUNCTIONS[name].bind(params)
+    and a result must never be a view of an input).  What compiled programs call.
+    `call`: an implementation to run instead of NumPy's function (same results)."""
+    call = call or FUNCTIONS[name].bind(params)
 
     def run_call(*arrays):
         out = call(*arrays)
@@ -259,6 +261,34 @@ def _histogram_types(ins, bins=10, range=None, density=None, keyword_arrays=()):
 
 register("np.histogram", _histogram_types)
 register("np.histogram_bin_edges", lambda ins, **params: _histogram_types(ins, **params)[1:])
+
+
+def _histograms_types(ins, weighted=(), **params):
+    """`xlanb.histograms`: (hist, edges) of each of several np.histogram calls on one `a`
+    (passes/histogram_merge.py); `weighted[k]`: whether call k takes the next weights."""
+    weights, types = iter(ins[1:]), []
+    for w in weighted:
+        arrays = [ins[0], next(weights)] if w else [ins[0]]
+        types += _histogram_types(arrays, **params, keyword_arrays=("weights",) if w else ())
+    return types
+
+
+def _histograms(params: dict) -> Callable:
+    """NumPy's semantics of `xlanb.histograms`: one np.histogram per call, in order."""
+    params = dict(params)
+    weighted = params.pop("weighted")
+
+    def call(a, *weights):
+        weights, results = iter(weights), []
+        for w in weighted:
+            results += np.histogram(a, **params, weights=next(weights) if w else None)
+        return tuple(results)
+    return call
+
+
+FUNCTIONS["xlanb.histograms"] = LibraryFunction(
+    "xlanb.histograms", _histograms_types, _linear_flops,
+    binder=_histograms)
 register("np.digitize", lambda ins, right=False: [(ins[0].shape, np.intp)])
 
 

@@ -34,6 +34,7 @@ OPTIMIZE_PIPELINE = (
     "layout",     # fold transposes into dots, reductions and broadcasts
     "simplify",   # layout leaves transpose chains and splats behind
     "cse",        # and the nodes it rebuilt may duplicate earlier ones
+    "histogram-merge",      # histograms of one array with the same bins: one binning pass
     "all-reduce-combiner",  # one collective per dtype and kind, not one per gradient
 )
 

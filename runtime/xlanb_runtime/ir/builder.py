@@ -39,14 +39,20 @@ def current_location() -> str | None:
     return _location.get()
 
 
-@contextlib.contextmanager
-def location(loc: str | None):
-    """Nodes built inside carry `loc` (the user's file:line)."""
-    token = _location.set(loc)
-    try:
-        yield
-    finally:
-        _location.reset(token)
+class location:
+    """`with location(loc):` nodes built inside carry `loc` (the user's file:line).  A
+    class, not a generator context manager: traces enter one per operation, and
+    contextlib's machinery cost several times the work it wraps."""
+    __slots__ = ("loc", "token")
+
+    def __init__(self, loc: str | None):
+        self.loc = loc
+
+    def __enter__(self) -> None:
+        self.token = _location.set(self.loc)
+
+    def __exit__(self, *exc) -> None:
+        _location.reset(self.token)
 
 
 def _node(op: Op, inputs: Sequence[Node], shape, dtype, arg=None) -> Node:

@@ -7,7 +7,6 @@ user's line.  Every node records `current_location()` (set by the tracer) as its
 """
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import math
 from typing import Sequence
@@ -172,7 +171,9 @@ def bitcast(x: Node, dtype) -> Node:
 
 def broadcast(x: Node, shape: Sequence[int], dims: Sequence[int] | None = None) -> Node:
     """Operand dim i goes to output dim dims[i] (NumPy right-alignment when dims is None)."""
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(map(int, shape))
+    if dims is None and x.shape == shape:        # nothing to broadcast (the common case)
+        return x
     if dims is None:
         dims = tuple(range(len(shape) - x.ndim, len(shape)))
     dims = tuple(int(d) for d in dims)

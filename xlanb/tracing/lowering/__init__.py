@@ -9,7 +9,6 @@ to the context's `call_unsupported` hook.
 """
 from __future__ import annotations
 
-import contextlib
 import operator
 from typing import Any, Callable
 
@@ -174,8 +173,11 @@ def unsupported_option(what: str, option: str, hint: str) -> CompileError:
                 f"on traced arrays when compiling", hint=hint[:1].upper() + hint[1:])
 
 
+_HANDLED = (Tracer, np.ndarray, np.generic)   # read once (np.ndarray leaves np's dict in a trace)
+
+
 def _handles(types) -> bool:
-    return all(issubclass(t, (Tracer, np.ndarray, np.generic)) for t in types)
+    return all(issubclass(t, _HANDLED) for t in types)
 
 
 # Functions whose 0-d results NumPy returns as scalars (np.float64, np.int64, np.bool_),

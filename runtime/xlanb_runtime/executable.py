@@ -28,6 +28,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .buffers import BufferAssignment, storage_root
+from .codegen import cache
 from .codegen.cpu import GeneratedKernel
 from . import flags
 from .collectives import current_communicator
@@ -587,7 +588,7 @@ def make_driver(name: str, source: str, env: dict, block_bytes: list[int],
         return ready
 
     env["_scratch"] = scratch
-    code = compile(source, f"<xlanb driver {name}>", "exec")
+    code = cache.compile_cached(source, f"<xlanb driver {name}>")
     exec(code, env)
     return env["run"]
 

@@ -634,10 +634,13 @@ def test_scalar_arguments_are_immutable():
 
 # -- errors ---------------------------------------------------------------------------------
 
-def test_internal_failures_are_named(monkeypatch):
+def test_internal_failures_are_named(monkeypatch, tmp_path):
     import functools
 
     from xlanb_runtime.passes.pipeline import PASSES
+    # a cache of its own: a record of the same program (another test, an earlier run)
+    # would load without running the passes (program_cache.py)
+    monkeypatch.setenv("XLANB_CACHE_DIR", str(tmp_path))
     # a bug inside the compiler: a KeyError out of a pass (raised from xlanb's own frame)
     monkeypatch.setitem(PASSES, "cse", functools.partial(dict.__getitem__, {}))
     with pytest.raises(InternalCompilerError) as info:

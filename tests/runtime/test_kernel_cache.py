@@ -420,8 +420,10 @@ def test_two_processes_compiling_one_kernel_leave_one_valid_entry(tmp_path):
     (module,) = runs[0][key]["modules"]
     directory = entry_dir(tmp_path / "cache", module)
     # the loading process compiled Numba's runtime and cached it (codegen/cached_nrt.py)
-    assert sorted(p.name for p in directory.parent.iterdir()) == ["nrt", "programs", module]
+    assert sorted(p.name for p in directory.parent.iterdir()) == \
+        ["code", "nrt", "programs", module]
     assert len(list((directory.parent / "programs").iterdir())) == 1   # one program record
+    assert len(list((directory.parent / "code").iterdir())) == 1       # its driver's bytecode
     assert len(list((directory.parent / "nrt").iterdir())) == 1
     assert sorted(p.name for p in directory.iterdir()) == \
         ["__pycache__", "lock", "manifest.json", f"{module}.code", f"{module}.py"]

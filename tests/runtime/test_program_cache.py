@@ -131,3 +131,46 @@ def test_a_driver_binding_more_than_kernels_and_values_gets_a_marker_only(fresh_
     program_cache.store("k" * 32, driver, {})
     assert program_cache.compiled_before("k" * 32)
     assert program_cache.load("k" * 32) is None
+
+
+# -- drivers' bytecode (codegen/cache.compile_cached) ---------------------------------------
+def counting_compiles(monkeypatch) -> list:
+    """The file names `compile` is called with from here on."""
+    import builtins
+    calls, original = [], builtins.compile
+
+    def counted(source, filename, *args, **kwargs):
+        calls.append(filename)
+        return original(source, filename, *args, **kwargs)
+    monkeypatch.setattr(builtins, "compile", counted)
+    return calls
+
+
+def test_a_warm_driver_loads_its_bytecode_instead_of_compiling(fresh_cache, monkeypatch):
+    run_and_check()
+    cache._loaded.clear()                  # as in a new process: nothing memoized
+    from xlanb_runtime import compiler
+    monkeypatch.setattr(compiler, "_dispatchers", {})
+    calls = counting_compiles(monkeypatch)
+    warm = run_and_check()
+    assert phases(warm) == ["trace", "program cache"]
+    assert not [name for name in calls if name.startswith("<xlanb driver")]
+
+
+CODE_DAMAGE = dict(DAMAGE, **{
+    "other format": lambda data: data.replace(b"xlanb-code 1", b"xlanb-code 9", 1)})
+
+
+@pytest.mark.parametrize("damage", sorted(CODE_DAMAGE))
+def test_a_damaged_bytecode_record_is_compiled_again(fresh_cache, monkeypatch, damage):
+    source, name = "def run(x):\n    return (x + 1,)\n", "<xlanb driver damaged>"
+    cache.compile_cached(source, name)
+    (record,) = (cache.kernel_dir() / "code").iterdir()
+    good = record.read_bytes()
+    record.write_bytes(CODE_DAMAGE[damage](good))
+    calls = counting_compiles(monkeypatch)
+    env: dict = {}
+    exec(cache.compile_cached(source, name), env)
+    assert env["run"](1) == (2,) and calls == [name]
+    exec(cache.compile_cached(source, name), env)          # rewritten: loads again
+    assert calls == [name] and record.read_bytes() == good

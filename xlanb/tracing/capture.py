@@ -138,6 +138,20 @@ def is_library_file(filename: str) -> bool:
             or os.path.abspath(filename).startswith(_LIBRARY_DIRS))
 
 
+def _is_library_code(filename: str) -> bool:
+    """`is_library_file`, memoized for absolute paths (a relative one depends on the
+    working directory)."""
+    known = _LIBRARY_CODE.get(filename)
+    if known is None:
+        known = is_library_file(filename)
+        if os.path.isabs(filename):
+            _LIBRARY_CODE[filename] = known
+    return known
+
+
+_LIBRARY_CODE: dict[str, bool] = {}
+
+
 def _install() -> None:
     if _originals:
         return
@@ -324,8 +338,10 @@ def _numpy_getattr(name: str):
     `np.ndarray((n, m))`)."""
     scalar_type = _originals.get((np, name)) or _wrappers.get((np, name), (None,))[0]
     if isinstance(scalar_type, type):
+        # xlanb's own lowering reads np.ndarray and np.bool_ hundreds of times a trace:
+        # its files answer from a memo before any bytecode is read
         frame = sys._getframe(1)
-        if _CAPTURING.get() and not is_library_file(frame.f_code.co_filename) and \
+        if _CAPTURING.get() and not _is_library_code(frame.f_code.co_filename) and \
                 is_callee_load(frame, name):
             return _ndarray_constructor if scalar_type is np.ndarray else \
                 _scalar_constructor(scalar_type)
@@ -460,7 +476,7 @@ def is_direct_call(frame, name: str) -> bool:
 
 
 def _from_user_code(frame, name: str) -> bool:
-    return not is_library_file(frame.f_code.co_filename) and is_direct_call(frame, name)
+    return not _is_library_code(frame.f_code.co_filename) and is_direct_call(frame, name)
 
 
 def _wrap(original):

@@ -91,16 +91,23 @@ def current_op() -> tuple[str | None, str | None]:
     return value if value is not None else (None, None)
 
 
-@contextlib.contextmanager
-def entry(what: str):
-    """Lower one user-visible operation; nested operations keep the outer name and line."""
-    if _current_op.get() is not None:
-        yield
-        return
-    loc = user_location()
-    token = _current_op.set((what, loc))
-    try:
-        with builder.location(loc):
-            yield
-    finally:
-        _current_op.reset(token)
+class entry:
+    """`with entry(what):` lowers one user-visible operation; nested operations keep the
+    outer name and line.  A class (entered once per traced operation, where contextlib's
+    generator machinery cost more than the work)."""
+    __slots__ = ("what", "tokens")
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self) -> None:
+        if _current_op.get() is not None:
+            self.tokens = None
+            return
+        loc = user_location()
+        self.tokens = (_current_op.set((self.what, loc)), builder._location.set(loc))
+
+    def __exit__(self, *exc) -> None:
+        if self.tokens is not None:
+            builder._location.reset(self.tokens[1])
+            _current_op.reset(self.tokens[0])

@@ -726,8 +726,16 @@ def _refuse_subclass(index: int, leaf) -> None:
 
 def _compiles(dtype: np.dtype) -> bool:
     """Only dtypes the IR has, in the machine's byte order, reach the kernels: Numba has no
-    big-endian loads and the IR no strings, records, datetimes or long double."""
-    return dtype.name in DTYPE_NAMES and dtype.isnative
+    big-endian loads and the IR no strings, records, datetimes or long double.  Asked for
+    every traced value, and NumPy's `dtype.name` is Python code (~2 us): memoized by
+    dtype (equal dtypes have the same name and byte order)."""
+    known = _COMPILES.get(dtype)
+    if known is None:
+        known = _COMPILES[dtype] = dtype.name in DTYPE_NAMES and dtype.isnative
+    return known
+
+
+_COMPILES: dict[np.dtype, bool] = {}
 
 
 _COMPILED_DTYPES = ("xlanb compiles bool, integers, float16/32/64, complex64/128 and "

@@ -13,6 +13,7 @@ checking an entry never lists a directory holding every other one:
             xlanb_kernel_<hash>.code             the module's bytecode (`_KernelLoader`)
             lock                                 locked while the entry is checked and compiled
             __pycache__/xlanb_kernel_<hash>.kernel-<line>.py311.{nbi,1.nbc,...}
+        code/<hash>                              a generated driver's bytecode (compile_cached)
 
 A compiled loop (codegen/compiled_loop.py) is an entry like any other: its module calls
 the kernels of other entries, imported by name (`kernel_module`).
@@ -260,6 +261,28 @@ def write_atomically(path: Path, text: str | bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+_CODE_HEADER = b"xlanb-code 1\n"
+
+
+def compile_cached(source: str, filename: str):
+    """`compile(source, filename, "exec")`, its bytecode kept in the cache under a hash of
+    both: a warm start's drivers load instead of compiling (W5's 130-line driver: about
+    4 ms of its first call).  A record that is missing, damaged or unreadable is compiled
+    again and rewritten; the directory is per Python version (`version_tag`), as the
+    marshal format is."""
+    key = hashlib.sha256(f"{filename}\0{source}".encode()).hexdigest()[:32]
+    path = kernel_dir() / "code" / key
+    payload = read_record(path, _CODE_HEADER)
+    if payload is not None:
+        try:
+            return marshal.loads(payload)
+        except (ValueError, EOFError, TypeError):
+            pass
+    code = compile(source, filename, "exec")
+    write_record(path, _CODE_HEADER, marshal.dumps(code))
+    return code
 
 
 class _KernelLoader(importlib.machinery.SourceFileLoader):

@@ -7,7 +7,6 @@ user's line.  Every node records `current_location()` (set by the tracer) as its
 """
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import math
 from typing import Sequence
@@ -39,14 +38,20 @@ def current_location() -> str | None:
     return _location.get()
 
 
-@contextlib.contextmanager
-def location(loc: str | None):
-    """Nodes built inside carry `loc` (the user's file:line)."""
-    token = _location.set(loc)
-    try:
-        yield
-    finally:
-        _location.reset(token)
+class location:
+    """`with location(loc):` nodes built inside carry `loc` (the user's file:line).  A
+    class, not a generator context manager: traces enter one per operation, and
+    contextlib's machinery cost several times the work it wraps."""
+    __slots__ = ("loc", "token")
+
+    def __init__(self, loc: str | None):
+        self.loc = loc
+
+    def __enter__(self) -> None:
+        self.token = _location.set(self.loc)
+
+    def __exit__(self, *exc) -> None:
+        _location.reset(self.token)
 
 
 def _node(op: Op, inputs: Sequence[Node], shape, dtype, arg=None) -> Node:
@@ -166,7 +171,9 @@ def bitcast(x: Node, dtype) -> Node:
 
 def broadcast(x: Node, shape: Sequence[int], dims: Sequence[int] | None = None) -> Node:
     """Operand dim i goes to output dim dims[i] (NumPy right-alignment when dims is None)."""
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(map(int, shape))
+    if dims is None and x.shape == shape:        # nothing to broadcast (the common case)
+        return x
     if dims is None:
         dims = tuple(range(len(shape) - x.ndim, len(shape)))
     dims = tuple(int(d) for d in dims)

@@ -22,6 +22,8 @@ from .ops import Op
 
 
 _serials = itertools.count()
+# the classes of NumPy's dtype instances (np.dtype("float32") is a Float32DType)
+_DTYPE_CLASSES = frozenset(type(np.dtype(c)) for c in "?bhilqBHILQefdgFDGSUVOMm")
 
 
 class Node:
@@ -32,8 +34,10 @@ class Node:
         self.serial = next(_serials)
         self.op = op
         self.inputs = tuple(inputs)
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
+        # the common case cheaply (traces build nodes by the thousand): a tuple of ints
+        # and a dtype stay as they are; NumPy integers and other dtype-likes convert
+        self.shape = tuple(map(int, shape))
+        self.dtype = dtype if type(dtype) in _DTYPE_CLASSES else np.dtype(dtype)
         self.arg = arg
         self.loc = loc
 

@@ -9,7 +9,6 @@ to the context's `call_unsupported` hook.
 """
 from __future__ import annotations
 
-import contextlib
 import operator
 from typing import Any, Callable
 
@@ -41,16 +40,23 @@ def fail(cls: type[CompileError], detail: str, hint: str | None = None) -> Compi
     return cls(detail, op_name=what, location=loc or user_location(), hint=hint)
 
 
-@contextlib.contextmanager
-def translate_errors():
-    try:
-        yield
-    except IRDTypeError as exc:
-        raise fail(DTypeError, str(exc), hint="Take real values first (np.real, np.abs), "
-                   + FALLBACK_HINT) from None
-    except IRShapeError as exc:
-        from ...errors import ShapeMismatchError
-        raise fail(ShapeMismatchError, exc.detail) from None
+class translate_errors:
+    """`with translate_errors():` the IR builder's shape and dtype errors become the
+    user's errors.  A class: entered once per traced operation."""
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, kind, exc, tb) -> None:
+        if kind is None:
+            return
+        if issubclass(kind, IRDTypeError):
+            raise fail(DTypeError, str(exc), hint="Take real values first (np.real, "
+                       "np.abs), " + FALLBACK_HINT) from None
+        if issubclass(kind, IRShapeError):
+            from ...errors import ShapeMismatchError
+            raise fail(ShapeMismatchError, exc.detail) from None
 
 
 def public_name(func: Any) -> str:
@@ -167,8 +173,11 @@ def unsupported_option(what: str, option: str, hint: str) -> CompileError:
                 f"on traced arrays when compiling", hint=hint[:1].upper() + hint[1:])
 
 
+_HANDLED = (Tracer, np.ndarray, np.generic)   # read once (np.ndarray leaves np's dict in a trace)
+
+
 def _handles(types) -> bool:
-    return all(issubclass(t, (Tracer, np.ndarray, np.generic)) for t in types)
+    return all(issubclass(t, _HANDLED) for t in types)
 
 
 # Functions whose 0-d results NumPy returns as scalars (np.float64, np.int64, np.bool_),

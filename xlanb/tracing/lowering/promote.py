@@ -18,6 +18,9 @@ from ...errors import DTypeError, ShapeMismatchError, TracerLeakError
 from ..tracer import Tracer, current_context
 
 WEAK_TYPES = (int, float, complex)
+# NumPy's array type, read once: while traces run np.ndarray leaves NumPy's dict and each
+# read goes through the module's __getattr__ (capture.py), hundreds of times a trace here
+_OPERAND_TYPES = (Tracer, np.ndarray, np.generic, bool, int, float, complex, list, tuple)
 _UNIFORM_CONSTANT_MIN = 16     # larger uniform arrays become scalar constant + broadcast
 
 
@@ -28,8 +31,7 @@ def is_weak(x: Any) -> bool:
 
 def is_operand(x: Any) -> bool:
     """Something NumPy would turn into an array operand."""
-    return isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex,
-                          list, tuple))
+    return isinstance(x, _OPERAND_TYPES)
 
 
 def concrete(x: Any) -> np.ndarray:

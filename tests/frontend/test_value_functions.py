@@ -61,6 +61,30 @@ def test_asarray_chkfinite_checks_at_run_time():
     np.testing.assert_array_equal(argument, bad)            # nothing written back
 
 
+def test_asarray_chkfinite_returns_its_argument():
+    """NumPy returns the array itself (same dtype): writes through the result reach the
+    argument, and the function returns the argument object."""
+    def write_through(x):
+        y = np.asarray_chkfinite(x)
+        y[0, 0] = 5.0
+        return y, x.sum()
+
+    def returned(x):
+        return np.asarray_chkfinite(x)
+    expected_arg, got_arg = X.copy(), X.copy()
+    expected = write_through(expected_arg)
+    got = xlanb.jit(write_through)(got_arg)
+    assert_like_numpy(got, expected)
+    np.testing.assert_array_equal(got_arg, expected_arg)
+    argument = X.copy()
+    assert xlanb.jit(returned)(argument) is argument
+    bad = X.copy()
+    bad[2, 3] = np.nan
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        xlanb.jit(write_through)(bad)
+    assert bad[0, 0] == X[0, 0]                              # nothing written back
+
+
 Z = np.array([-2 + 1.26j, -1.2 + 0.35j, complex(np.nan, 1), 0.45 - 1.55j, 1.25 - 2.45j,
               2 - 3.3j, complex(0.5, np.nan), 1 + 1j])
 

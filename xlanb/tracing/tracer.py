@@ -85,6 +85,7 @@ class TraceContext:
         self.flag_leaves: set[int] = set()   # leaves whose x.flags the function read
         self.random_token: Node | None = None       # the last random draw's state token
         self.random_draws = 0
+        self.checks: list[Node] = []    # run-time checks kept live for the error they raise
 
     # -- building ----------------------------------------------------------------------------
     def new_param(self, shape: Sequence[int], dtype, value: np.ndarray | None = None) -> "Tracer":
@@ -628,8 +629,8 @@ class Traced:
     static_argnums)`, or, for p in `flat_params`, the flat memory of that leaf's owner (an
     alias group).  graph.outputs are the output leaves in `out_tree` order, then one output
     per `writebacks` entry (param index, output index), then `effects` outputs that keep
-    random draws live (nobody reads them).  `const_outputs` maps output index
-    -> the plain value the function returned there; `arg_outputs` output index -> the
+    random draws and run-time checks live (nobody reads them).  `const_outputs` maps
+    output index -> the plain value the function returned there; `arg_outputs` output index -> the
     argument (or view of one) returned there (`boundary.ArgOutput`).
     """
     graph: Graph
@@ -643,7 +644,7 @@ class Traced:
     flat_params: frozenset = frozenset()
     alias_key: Any = None
     scalar_params: frozenset = frozenset()        # params that are Python scalars
-    effects: int = 0          # trailing outputs that only keep effects live (random draws)
+    effects: int = 0    # trailing outputs that only keep effects live (random draws, checks)
     flag_leaves: frozenset = frozenset()   # leaves whose flags it read: part of the key
     bytes_outputs: frozenset = frozenset()  # outputs returned as `.tobytes()` of the array
     scalar_outputs: dict = dataclasses.field(default_factory=dict)   # index -> "numpy"/"python"
@@ -960,6 +961,8 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
         if context.random_token is not None:       # keeps every draw live (the caller
             outputs.append(context.random_token)   # ignores it)
             effects = 1
+        outputs.extend(context.checks)              # as do checks (np.asarray_chkfinite)
+        effects += len(context.checks)
     finally:
         _ACTIVE.reset(token)
         context.active = False

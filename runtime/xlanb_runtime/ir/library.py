@@ -311,6 +311,21 @@ register("np.asarray_chkfinite", lambda ins, dtype=None: [
     (ins[0].shape, numpy_dtypes(lambda v: np.asarray_chkfinite(v, dtype=dtype), ins)[0])])
 
 
+def _check_finite(params: dict) -> Callable:
+    """`xlanb.check_finite`: np.asarray_chkfinite's ValueError for an inf or NaN, and a
+    u8 token: the check of a value the function goes on using as it is (NumPy returns
+    the argument itself there, so writes through the result reach it)."""
+    def call(x):
+        np.asarray_chkfinite(x)
+        return np.zeros((), np.uint8)
+    return call
+
+
+FUNCTIONS["xlanb.check_finite"] = LibraryFunction(
+    "xlanb.check_finite", lambda ins: [((), np.dtype(np.uint8))], _linear_flops,
+    binder=_check_finite)
+
+
 # -- float16 at the boundary of compiled code (passes/half.py) ------------------------------
 
 def _astype(params: dict) -> Callable:

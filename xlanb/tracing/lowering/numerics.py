@@ -13,9 +13,11 @@ import numpy as np
 
 from xlanb_runtime.ir import builder as B
 
+from ..tracer import Tracer, current_context
 from . import unsupported
 from .library import (axis_param, call, implements_library, node_of, numpy_check,
                       static_param, with_out)
+from .promote import to_node
 
 
 def _one_dimensional(x, what: str, position: int):
@@ -123,4 +125,9 @@ def asarray_chkfinite(a, dtype=None, order=None):
     x = node_of(a)
     dtype = None if dtype is None else np.dtype(dtype).name
     numpy_check(np.asarray_chkfinite, np.ones((1,) * x.ndim, x.dtype), dtype=dtype)
+    if isinstance(a, Tracer) and (dtype is None or np.dtype(dtype) == x.dtype):
+        # NumPy returns `a` itself: the result is the same array (writes through it
+        # reach `a`), and the check is kept live as a hidden output of the program
+        current_context().checks.append(to_node(call("xlanb.check_finite", [x])))
+        return a
     return call("np.asarray_chkfinite", [x], dtype=dtype)

@@ -239,6 +239,9 @@ def _shape_key(node: Node, blind: str) -> tuple:
 def _copy_arg(node: Node, counting: bool):
     if counting and _is_counting_constant(node):
         return ("scalar", node.dtype.str)         # its value may step with the trip
+    if counting and node.op is Op.LOOP:           # so may its trip count (a dynamic
+        spec = node.arg                           # loop's is an input)
+        return ("loop", spec.carried, spec.dynamic, spec.fingerprint)
     if node.op is Op.SLICE:
         return tuple(step for _, _, step in node.arg)
     if node.op is Op.PAD:
@@ -280,6 +283,19 @@ def _constant_step(order, stretch, offset, trips) -> tuple[int, int | float | No
     return trips, step
 
 
+def _trips_step(order, stretch, offset, trips) -> tuple[int, int]:
+    """An inner loop's trip count's step per trip of the loop around it (`for j in
+    range(k + 1, n)`: -1), and the copies over which count = first + copy * step holds;
+    its body is then one dynamic loop, run as many trips as the count says."""
+    counts = [order[stretch.start + c * stretch.period + offset].arg.trips
+              for c in range(trips)]
+    step = counts[1] - counts[0] if trips > 1 else 0
+    for copy, count in enumerate(counts):
+        if count != counts[0] + copy * step:
+            return copy, step
+    return trips, step
+
+
 def _same_number(value, counted) -> bool:
     """Equal, a zero's sign included: -0.0 == 0.0 in Python, but not to NumPy's atan2,
     copysign or 1 / x, and first + trip * step gives +0.0 for a traced -0.0 (`(5.0 - k) *
@@ -312,6 +328,12 @@ def _moves(context, stretch, trips, skip=()) -> tuple[dict[int, tuple], int]:
             if step:
                 moves[offset] = ((node.arg.item(),), (step,))
             continue
+        if node.op is Op.LOOP and not node.arg.dynamic:
+            steady, step = _trips_step(order, stretch, offset, trips)
+            trips = min(trips, steady)
+            if step:
+                moves[offset] = ((node.arg.trips,), (step,))
+            continue
         if node.op not in (Op.SLICE, Op.PAD):
             continue
         first = _places(node)
@@ -331,7 +353,15 @@ def _moves(context, stretch, trips, skip=()) -> tuple[dict[int, tuple], int]:
             return {}, 1                      # a small write into a big array: see above
         if any(step):
             moves[offset] = (tuple(first), step)
+        elif _is_plain(node):       # a still place is a loop input too: an outer loop
+            moves[offset] = (tuple(first), step)    # may count it (`Q[:, k]` in `for j`)
     return moves, trips
+
+
+def _is_plain(node: Node) -> bool:
+    """A unit-stride slice or interior-free pad: one a dynamic place can express (and
+    loop_fold.py makes static again where the place stays a constant)."""
+    return all(third == (1 if node.op is Op.SLICE else 0) for _, _, third in node.arg)
 
 
 def _writes_carried_region(context: "_Context", stretch: "_Stretch", offset: int) -> bool:
@@ -575,7 +605,7 @@ class _Loop:
             if self.steps and window.touches(offset, template, inputs):
                 with B.location(template.loc):
                     built.append(window.build(offset, template, inputs))
-            elif template.op is Op.LOOP:
+            elif template.op is Op.LOOP and offset not in self.moves:
                 built.append(B.loop(inputs, template.arg, template.loc))
             elif offset in self.moves:
                 built.append(self._moving(offset, template, inputs,
@@ -626,6 +656,10 @@ class _Loop:
         dtype = self._place_dtype(offset)
         firsts = [params[("first", dtype.str, f)] for f in first]
         with B.location(template.loc):
+            if template.op is Op.LOOP:
+                count = B.binary(Op.ADD, firsts[0],
+                                 B.binary(Op.MUL, trip, B.constant(np.int64(step[0]))))
+                return _dynamic_loop(template, inputs, count)
             if template.op is Op.CONSTANT:
                 dtype = template.dtype
                 count = trip if dtype == trip.dtype else B.convert(trip, dtype)
@@ -640,6 +674,17 @@ class _Loop:
     @staticmethod
     def _next_trip(trip: Node) -> Node:
         return B.binary(Op.ADD, trip, B.constant(np.int64(1)))
+
+
+def _dynamic_loop(template: Node, inputs: list[Node], count: Node) -> Node:
+    """The loop `template` over `inputs`, run `count` trips (its body takes the count as
+    one more parameter, which it does not read)."""
+    spec = template.arg
+    body = spec.body
+    param = B.parameter(len(body.params), (), np.int64)
+    graph = Graph(list(body.params) + [param], list(body.outputs), body.name)
+    return B.loop(list(inputs) + [count], LoopBody(spec.trips, spec.carried, graph, True),
+                  template.loc)
 
 
 def _substitute(graph: Graph, replaced: dict[int, Node]) -> Graph:

@@ -68,6 +68,11 @@ _FILLING = {Op.PAD, Op.DYNAMIC_PAD, Op.SELECT, Op.BROADCAST, Op.CONSTANT, Op.IOT
 # within the budget (0.5-4 s each) and runs faster: no masked lanes, and its writes have
 # static places, which buffers.py updates in place.
 WINDOW_MIN_TRIPS = 16
+# ... but a loop of as few as this many trips rolls where its body is one that rolled in
+# the same search: the inner loops of a triangular nest (`for k: for j in range(k + 1,
+# n)`) whose trips ran short.  Their outer copies then hold one loop each, with one body,
+# and the outer loop rolls over them too (a dynamic loop: its trip count an input).
+SHORT_TRIPS = 2
 _CANDIDATE_PERIODS = 8          # most frequent distances tried per search
 
 
@@ -102,35 +107,43 @@ def _roll_all(graph: Graph) -> Graph | None:
     # loops whose copies differ in a shape first (their bodies hold loops still unrolled,
     # which roll inside the body once it is windowed); then the usual search
     args = [_copy_arg(n, counting=True) for n in order]      # shared by three key sets
-    loops = _find_loops(context, _interned_keys(order, True, blind="rank", args=args),
-                        windowed=_interned_keys(order, True, blind="operands", args=args))
+    keys = _interned_keys(order, True, blind="rank", args=args)
+    windowed = _interned_keys(order, True, blind="operands", args=args)
+    loops = _find_loops(context, keys, windowed=windowed)
     if not loops:                   # (keys made only when needed: 80,000 nodes in symm)
-        counting = _interned_keys(order, counting=True, args=args)
-        loops = _find_loops(context, counting)
+        keys = counting = _interned_keys(order, counting=True, args=args)
+        windowed, loops = None, _find_loops(context, counting)
         if not loops and any(_is_counting_constant(n) for n in order):
             exact = _interned_keys(order, counting=False)
             if max(exact) > max(counting):
-                loops = _find_loops(context, exact)
+                keys, loops = exact, _find_loops(context, exact)
     if not loops:
         return None
+    loops += _find_loops(context, keys, windowed, like=loops)
     replaced: dict[int, Node] = {}
     for loop in loops:
         replaced.update(loop.replacements(graph.name))
     return _substitute(graph, replaced)
 
 
-def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None = None
-                ) -> list["_Loop"]:
+def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None = None,
+                like: list["_Loop"] | None = None) -> list["_Loop"]:
     """Every loop one search finds, stretches that do not overlap; `windowed`: only loops
     whose copies differ in a shape (loop_window.py), their periods found with these finer
-    keys."""
-    loops: list[_Loop] = []
-    periods = _window_periods(context.order, windowed) if windowed else \
-        _candidate_periods(keys)
+    keys.  `like`: loops found already; then only the loops of at least SHORT_TRIPS trips
+    outside them whose body is one of theirs (see SHORT_TRIPS)."""
+    loops: list[_Loop] = list(like or ())
+    if like:
+        bodies = {loop.fingerprint(context.graph.name) for loop in like}
+        periods, least = sorted({loop.stretch.period for loop in like}), SHORT_TRIPS
+    else:
+        periods = _window_periods(context.order, windowed) if windowed else \
+            _candidate_periods(keys)
+        least = MIN_TRIPS
     for period in periods:
         index = 0
         while True:
-            stretch, index = next(_periodic_stretches(keys, period, index), (None, 0))
+            stretch, index = next(_periodic_stretches(keys, period, index, least), (None, 0))
             if stretch is None:
                 break
             head = max((_end(loop.stretch) for loop in loops
@@ -140,12 +153,15 @@ def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None
                 index = head        # start a node early): search again after that loop
                 continue
             stretch = _aligned(context, _before_loops(stretch, loops))
-            loop = _Loop.match(context, stretch, windowed is not None) \
-                if stretch.trips >= MIN_TRIPS else None
+            loop = _Loop.match(context, stretch, windowed is not None, least) \
+                if stretch.trips >= least else None
+            if loop is not None and like and \
+                    loop.fingerprint(context.graph.name) not in bodies:
+                loop = None
             if loop is not None:
                 loops.append(loop)
                 index = _resume_after(loop, stretch, index)
-    return loops
+    return loops[len(like or ()):]
 
 
 class _Context:
@@ -283,6 +299,12 @@ def _constant_step(order, stretch, offset, trips) -> tuple[int, int | float | No
     return trips, step
 
 
+def _too_short(order, stretch, trips: int, least: int) -> bool:
+    if trips < least:
+        return True
+    return least >= MIN_TRIPS and trips * _copy_nodes(order, stretch) < MIN_ROLLED_NODES
+
+
 def _trips_step(order, stretch, offset, trips) -> tuple[int, int]:
     """An inner loop's trip count's step per trip of the loop around it (`for j in
     range(k + 1, n)`: -1), and the copies over which count = first + copy * step holds;
@@ -416,9 +438,10 @@ def _window_periods(order: list[Node], keys: list[int]) -> list[int]:
             if count >= MIN_TRIPS - 1]
 
 
-def _periodic_stretches(keys: list[int], period: int, index: int = 0):
+def _periodic_stretches(keys: list[int], period: int, index: int = 0,
+                        least: int = MIN_TRIPS):
     """Maximal stretches from `index` on where keys repeat with `period`, at least
-    MIN_TRIPS copies long; each with the index the search resumes at."""
+    `least` copies long; each with the index the search resumes at."""
     n = len(keys)
     while index + period < n:
         if keys[index] != keys[index + period]:
@@ -428,7 +451,7 @@ def _periodic_stretches(keys: list[int], period: int, index: int = 0):
         while end + period < n and keys[end] == keys[end + period]:
             end += 1
         trips = (end - index + period) // period
-        if trips >= MIN_TRIPS:
+        if trips >= least:
             yield _Stretch(index, period, trips), end + 1
         index = end + 1
 
@@ -446,8 +469,10 @@ class _Loop:
         self.results = results              # offsets the rest of the program reads
 
     @classmethod
-    def match(cls, context: _Context, stretch: _Stretch, windowed: bool = False
-              ) -> "_Loop | None":
+    def match(cls, context: _Context, stretch: _Stretch, windowed: bool = False,
+              least: int = MIN_TRIPS) -> "_Loop | None":
+        """The loop of `stretch`'s copies (at least `least` of them, SHORT_TRIPS only for
+        a body rolled already, so no floor on its nodes), None where they differ."""
         order, position = context.order, context.position
         start, period = stretch.start, stretch.period
 
@@ -460,7 +485,7 @@ class _Loop:
 
         pattern: list[list[tuple]] = []
         carried_init: dict[tuple[int, int], Node] = {}   # (offset, trips back) -> value
-        model = MAX_DEPTH                                 # this copy sets the pattern
+        model = min(MAX_DEPTH, stretch.trips - 1)         # this copy sets the pattern
         for offset in range(period):
             node = order[start + model * period + offset]
             slots = []
@@ -478,7 +503,7 @@ class _Loop:
             if not cls._wired_alike(order, stretch, pattern, copy, where, carried_init):
                 trips = copy
                 break
-        if trips < MIN_TRIPS or trips * _copy_nodes(order, stretch) < MIN_ROLLED_NODES:
+        if _too_short(order, stretch, trips, least):
             return None
         for (offset, _), init in carried_init.items():  # the state keeps one type
             carried = order[start + offset]
@@ -487,14 +512,14 @@ class _Loop:
         steps = {}
         if windowed:
             steps, trips = shape_steps(order, start, period, trips)
-            if not steps or trips < WINDOW_MIN_TRIPS or \
+            if not steps or trips < (WINDOW_MIN_TRIPS if least >= MIN_TRIPS else least) or \
                     any(offset in steps for offset, _ in carried_init):
                 return None
         windowed_offsets = set(steps) | {     # and what reads a windowed value
             offset for offset, slots in enumerate(pattern)
             if any(kind == "body" and what in steps for kind, what in slots)}
         moves, trips = _moves(context, stretch, trips, skip=windowed_offsets)
-        if trips < MIN_TRIPS or trips * _copy_nodes(order, stretch) < MIN_ROLLED_NODES:
+        if _too_short(order, stretch, trips, least):
             return None
         if moves or steps:
             carried_init[TRIP] = B.constant(np.int64(0))
@@ -512,6 +537,12 @@ class _Loop:
             except NotWindowed:
                 return None
         return loop
+
+    def fingerprint(self, name: str) -> str:
+        """The body's fingerprint (the body built once, kept for `replacements`)."""
+        if getattr(self, "body", None) is None:
+            self.body = self._body_graph(name, *self._outputs())
+        return self.body.fingerprint()
 
     @staticmethod
     def _wired_alike(order, stretch, pattern, copy, where, carried_init) -> bool:

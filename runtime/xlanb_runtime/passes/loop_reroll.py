@@ -73,6 +73,8 @@ WINDOW_MIN_TRIPS = 16
 # n)`) whose trips ran short.  Their outer copies then hold one loop each, with one body,
 # and the outer loop rolls over them too (a dynamic loop: its trip count an input).
 SHORT_TRIPS = 2
+# The longest vector dot a rolled body computes as a multiply and a sum (`_is_small_vector_dot`).
+MAX_ROLLED_VECTOR_DOT = 4096
 _CANDIDATE_PERIODS = 8          # most frequent distances tried per search
 
 
@@ -641,6 +643,9 @@ class _Loop:
             elif offset in self.moves:
                 built.append(self._moving(offset, template, inputs,
                                           params[("carried", TRIP)], params))
+            elif _is_small_vector_dot(template):
+                with B.location(template.loc):
+                    built.append(B.reduce(B.binary(Op.MUL, *inputs), "sum", (0,)))
             else:
                 built.append(Node(template.op, inputs, template.shape, template.dtype,
                                   template.arg, template.loc))
@@ -705,6 +710,17 @@ class _Loop:
     @staticmethod
     def _next_trip(trip: Node) -> Node:
         return B.binary(Op.ADD, trip, B.constant(np.int64(1)))
+
+
+def _is_small_vector_dot(node: Node) -> bool:
+    """A dot of two vectors short enough that a BLAS call's overhead is most of its time:
+    in a loop body it becomes a multiply and a sum, which fuse into a kernel, so the body
+    can run inside one compiled function (codegen/compiled_loop.py: a BLAS call keeps
+    every trip in the Python driver; gramschmidt's `np.dot(Q[:, k], A[:, j])`)."""
+    return node.op is Op.DOT and node.ndim == 0 and \
+        all(x.ndim == 1 for x in node.inputs) and \
+        node.inputs[0].size <= MAX_ROLLED_VECTOR_DOT and node.dtype.kind in "iuf" and \
+        all(x.dtype == node.dtype for x in node.inputs)
 
 
 def _dynamic_loop(template: Node, inputs: list[Node], count: Node) -> Node:

@@ -523,7 +523,7 @@ class _Loop:
         moves, trips = _moves(context, stretch, trips, skip=windowed_offsets)
         if _too_short(order, stretch, trips, least):
             return None
-        if moves or steps:
+        if steps or any(any(step) for _, step in moves.values()):   # the trip counts
             carried_init[TRIP] = B.constant(np.int64(0))
         stretch = _Stretch(start, period, trips)
         end = start + trips * period
@@ -642,7 +642,7 @@ class _Loop:
                 built.append(B.loop(inputs, template.arg, template.loc))
             elif offset in self.moves:
                 built.append(self._moving(offset, template, inputs,
-                                          params[("carried", TRIP)], params))
+                                          params.get(("carried", TRIP)), params))
             elif _is_small_vector_dot(template):
                 with B.location(template.loc):
                     built.append(B.reduce(B.binary(Op.MUL, *inputs), "sum", (0,)))

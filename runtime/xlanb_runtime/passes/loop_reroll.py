@@ -469,6 +469,8 @@ class _Loop:
         self.carried_init = carried_init    # carried offset -> initial value node
         self.invariants = invariants        # nodes from before the loop, in first-use order
         self.results = results              # offsets the rest of the program reads
+        self.window_firsts: list[int] = []  # first places of windows (loop_window.py)
+        self.wide = True                    # windows as wide as they fit (loop_window.py)
 
     @classmethod
     def match(cls, context: _Context, stretch: _Stretch, windowed: bool = False,
@@ -536,8 +538,12 @@ class _Loop:
         if steps:
             try:                                # built now: a refusal leaves it unrolled
                 loop.body = loop._body_graph(context.graph.name, *loop._outputs())
-            except NotWindowed:
-                return None
+            except NotWindowed:                 # windows as wide as the trips need
+                loop.wide, loop.window_firsts = False, []
+                try:
+                    loop.body = loop._body_graph(context.graph.name, *loop._outputs())
+                except NotWindowed:
+                    return None
         return loop
 
     def fingerprint(self, name: str) -> str:
@@ -628,8 +634,16 @@ class _Loop:
                                              start=len(carried) + len(self.invariants)):
             params[key] = B.parameter(index, (), place.dtype)
         built: list[Node] = []
+
+        def place(first: int) -> Node:
+            key = ("first", "<i8", first)
+            if key not in params:
+                self.window_firsts.append(first)
+                params[key] = B.parameter(len(params), (), np.int64)
+            return params[key]
         window = WindowBuilder(self.order, self.stretch.start, self.stretch.period,
-                               self.stretch.trips, self.steps, params.get(("carried", TRIP)))
+                               self.stretch.trips, self.steps, params.get(("carried", TRIP)),
+                               place, self.wide)
         for offset, slots in enumerate(self.pattern):
             template = self.order[self.stretch.start + offset]
             inputs = [built[what] if kind == "body" else
@@ -670,6 +684,8 @@ class _Loop:
                 key = ("first", dtype.str, f)
                 if key not in keys:
                     keys[key] = B.constant(np.asarray(f, dtype)[()])
+        for f in self.window_firsts:            # then the windows' (loop_window.py)
+            keys.setdefault(("first", "<i8", f), B.constant(np.int64(f)))
         return list(keys.items())
 
     def _place_dtype(self, offset: int) -> np.dtype:

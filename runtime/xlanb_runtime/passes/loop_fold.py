@@ -59,6 +59,8 @@ def _static(node: Node, inputs: list[Node]) -> Node | None:
         built = B.slice_(x, [(s, s + n, 1) for s, n in zip(starts, inner)])
     else:
         built = B.pad(x, inputs[1], [(s, o - s - n, 0) for s, o, n in zip(starts, outer, inner)])
+    if built is x:
+        return x
     return Node(built.op, built.inputs, built.shape, built.dtype, built.arg, node.loc)
 
 
@@ -98,7 +100,11 @@ def _folded(loop: Node) -> Node:
         if all(a is b for a, b in zip(inputs, node.inputs)):
             mapping[id(node)] = node
             continue
-        mapping[id(node)] = new = _static(node, inputs) or Node(
+        static = _static(node, inputs)
+        if static is inputs[0]:             # the whole operand
+            mapping[id(node)] = static
+            continue
+        mapping[id(node)] = new = static or Node(
             node.op, inputs, node.shape, node.dtype, node.arg, node.loc)
         new.serial = node.serial
     outputs = [read(o, o.serial) for o in body.outputs]

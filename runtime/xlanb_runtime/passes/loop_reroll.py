@@ -109,7 +109,7 @@ def _roll_all(graph: Graph) -> Graph | None:
     # loops whose copies differ in a shape first (their bodies hold loops still unrolled,
     # which roll inside the body once it is windowed); then the usual search
     args = [_copy_arg(n, counting=True) for n in order]      # shared by three key sets
-    keys = _interned_keys(order, True, blind="rank", args=args)
+    keys = blind = _interned_keys(order, True, blind="rank", args=args)
     windowed = _interned_keys(order, True, blind="operands", args=args)
     loops = _find_loops(context, keys, windowed=windowed)
     if not loops:                   # (keys made only when needed: 80,000 nodes in symm)
@@ -121,7 +121,8 @@ def _roll_all(graph: Graph) -> Graph | None:
                 keys, loops = exact, _find_loops(context, exact)
     if not loops:
         return None
-    loops += _find_loops(context, keys, windowed, like=loops)
+    loops += _find_loops(context, keys, windowed, like=loops, blind=blind)
+    loops = _unified(context, loops, blind)
     replaced: dict[int, Node] = {}
     for loop in loops:
         replaced.update(loop.replacements(graph.name))
@@ -129,7 +130,8 @@ def _roll_all(graph: Graph) -> Graph | None:
 
 
 def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None = None,
-                like: list["_Loop"] | None = None) -> list["_Loop"]:
+                like: list["_Loop"] | None = None, blind: list[int] | None = None
+                ) -> list["_Loop"]:
     """Every loop one search finds, stretches that do not overlap; `windowed`: only loops
     whose copies differ in a shape (loop_window.py), their periods found with these finer
     keys.  `like`: loops found already; then only the loops of at least SHORT_TRIPS trips
@@ -137,6 +139,7 @@ def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None
     loops: list[_Loop] = list(like or ())
     if like:
         bodies = {loop.fingerprint(context.graph.name) for loop in like}
+        kinds = {_kind(loop, blind) for loop in like if not loop.steps}
         periods, least = sorted({loop.stretch.period for loop in like}), SHORT_TRIPS
     else:
         periods = _window_periods(context.order, windowed) if windowed else \
@@ -158,7 +161,8 @@ def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None
             loop = _Loop.match(context, stretch, windowed is not None, least) \
                 if stretch.trips >= least else None
             if loop is not None and like and \
-                    loop.fingerprint(context.graph.name) not in bodies:
+                    loop.fingerprint(context.graph.name) not in bodies and \
+                    (loop.steps or _kind(loop, blind) not in kinds):
                 loop = None
             if loop is not None:
                 loops.append(loop)
@@ -299,6 +303,52 @@ def _constant_step(order, stretch, offset, trips) -> tuple[int, int | float | No
                 exact is not None and abs(values[copy]) >= exact):
             return copy, step
     return trips, step
+
+
+def _kind(loop: "_Loop", blind: list[int]) -> tuple:
+    """What loops whose bodies differ only in shapes share: period and shape-blind keys."""
+    start, period = loop.stretch.start, loop.stretch.period
+    return (period, tuple(blind[start:start + period]))
+
+
+def _unified(context: "_Context", loops: list["_Loop"], blind: list[int]) -> list["_Loop"]:
+    """The loops, those of one kind whose bodies differ in shapes rebuilt with windows over
+    the dims that differ (loop_window.py, the length a loop input), so that they share one
+    body: lu's `for j in range(i, n): A[i, j] -= A[i, :i] @ A[:i, j]` reads i lanes in the
+    copy for row i, the same in each of its trips.  A loop around them then rolls.  Loops
+    of fewer than MIN_TRIPS trips (found only for their kind) that share no body with a
+    longer one are dropped: rolled alone they gain nothing."""
+    name = context.graph.name
+    kinds: dict[tuple, list] = {}
+    for loop in loops:
+        if not loop.steps:
+            kinds.setdefault(_kind(loop, blind), []).append(loop)
+    for members in kinds.values():
+        if len(members) < 2 or len({m.fingerprint(name) for m in members}) == 1:
+            continue
+        order = context.order
+        still: dict[int, set] = {}
+        for offset in range(members[0].stretch.period):
+            shapes = {order[m.stretch.start + offset].shape for m in members}
+            dims = {d for d in range(order[members[0].stretch.start + offset].ndim)
+                    if len({s[d] for s in shapes}) > 1}
+            if dims:
+                still[offset] = dims
+        before = len({m.fingerprint(name) for m in members})
+        kept = [(m.body, m.window_firsts) for m in members]
+        for m in members:
+            m.still, m.window_firsts = still, []
+            try:
+                m.body = m._body_graph(name, *m._outputs())
+            except NotWindowed:
+                m.body = None
+        if any(m.body is None for m in members) or \
+                len({m.fingerprint(name) for m in members}) >= before:
+            for m, (body, firsts) in zip(members, kept):     # no gain: as they were
+                m.still, m.body, m.window_firsts = {}, body, firsts
+    long = {m.fingerprint(name) for m in loops if m.stretch.trips >= MIN_TRIPS}
+    return [m for m in loops
+            if m.stretch.trips >= MIN_TRIPS or m.fingerprint(name) in long]
 
 
 def _too_short(order, stretch, trips: int, least: int) -> bool:
@@ -471,6 +521,7 @@ class _Loop:
         self.results = results              # offsets the rest of the program reads
         self.window_firsts: list[int] = []  # first places of windows (loop_window.py)
         self.wide = True                    # windows as wide as they fit (loop_window.py)
+        self.still: dict[int, set] = {}     # offset -> dims windowed across loops (`_unified`)
 
     @classmethod
     def match(cls, context: _Context, stretch: _Stretch, windowed: bool = False,
@@ -643,13 +694,13 @@ class _Loop:
             return params[key]
         window = WindowBuilder(self.order, self.stretch.start, self.stretch.period,
                                self.stretch.trips, self.steps, params.get(("carried", TRIP)),
-                               place, self.wide)
+                               place, self.wide, self.still)
         for offset, slots in enumerate(self.pattern):
             template = self.order[self.stretch.start + offset]
             inputs = [built[what] if kind == "body" else
                       params[("carried", what)] if kind == "carried" else
                       params[("invariant", id(what))] for kind, what in slots]
-            if self.steps and window.touches(offset, template, inputs):
+            if (self.steps or self.still) and window.touches(offset, template, inputs):
                 with B.location(template.loc):
                     built.append(window.build(offset, template, inputs))
             elif template.op is Op.LOOP and offset not in self.moves:

@@ -105,9 +105,10 @@ class WindowBuilder:
     each built node's extents (per dim: an Extent, or None where the dim is whole)."""
 
     def __init__(self, order, start: int, period: int, trips: int, steps: dict, trip: Node,
-                 place=None, wide: bool = False):
+                 place=None, wide: bool = False, still: dict | None = None):
         self.order, self.start, self.period, self.trips = order, start, period, trips
         self.steps, self.trip = steps, trip
+        self.still = still or {}    # offset -> dims windowed though still in this loop
         self.place = place      # first -> the body's int64 parameter holding it, or None
         self.widths = self._widest() if wide else {}
         self.extents: dict[int, tuple] = {}           # id(built node) -> extents
@@ -117,8 +118,8 @@ class WindowBuilder:
     def touches(self, offset: int, template: Node, inputs: list[Node]) -> bool:
         """Whether the node at `offset` is the window's business: its shape changes, or
         an input is windowed or a windowed write's pad."""
-        return offset in self.steps or any(self._windowed(i) or id(i) in self.pads
-                                           for i in inputs)
+        return offset in self.steps or offset in self.still or \
+            any(self._windowed(i) or id(i) in self.pads for i in inputs)
 
     def build(self, offset: int, template: Node, inputs: list[Node]) -> Node:
         op = template.op
@@ -144,6 +145,9 @@ class WindowBuilder:
         return node
 
     def _shape(self, offset: int, template: Node) -> tuple[int, ...]:
+        if offset in self.still:
+            return tuple(self.widths.get((n, 0), n) if d in self.still[offset] else n
+                         for d, n in enumerate(template.shape))
         if offset not in self.steps:
             return template.shape
         first, step = self.steps[offset]
@@ -158,7 +162,9 @@ class WindowBuilder:
         range(i)`) have one body, and the loop around them roll."""
         widths: dict[tuple[int, int], int] = {}
         last = self.trips - 1
-        for offset, (first, step) in self.steps.items():
+        shapes = {**self.steps, **{offset: (self.order[self.start + offset].shape, (0,) * len(
+            self.order[self.start + offset].shape)) for offset in self.still}}
+        for offset, (first, step) in shapes.items():
             node = self.order[self.start + offset]
             if node.op is not Op.SLICE:
                 continue
@@ -168,7 +174,7 @@ class WindowBuilder:
             except NotWindowed:
                 continue
             for d, dim in enumerate(node.inputs[0].shape):
-                if not step[d]:
+                if not step[d] and d not in self.still.get(offset, ()):
                     continue
                 fits = max(dim - max(starts[d], starts[d] + last * ds[d]),
                            min(limits[d], limits[d] + last * de[d]))
@@ -265,7 +271,7 @@ class WindowBuilder:
         places, extents = [], []
         for d, size in enumerate(shape):
             s0, ds, e0, de = starts[d], start_steps[d], limits[d], limit_steps[d]
-            if ds == de:                                  # a whole or moving slice
+            if ds == de and size == e0 - s0:              # a whole or moving slice
                 places.append(self._count(s0, ds))
                 extents.append(None)
                 continue
@@ -278,7 +284,8 @@ class WindowBuilder:
 
     def _pad(self, offset: int, template: Node, inputs: list[Node]) -> Node:
         x, fill = inputs
-        if offset in self.steps or any(interior for _, _, interior in template.arg):
+        if offset in self.steps or offset in self.still or \
+                any(interior for _, _, interior in template.arg):
             raise NotWindowed("a windowed or spread pad")
         lows, low_steps = self._linear(offset, lambda n: [lo for lo, _, _ in n.arg])
         highs, high_steps = self._linear(offset, lambda n: [hi for _, hi, _ in n.arg])
@@ -338,7 +345,7 @@ class WindowBuilder:
         extents = [None] * len(shape)
         first, steps = self.steps.get(offset, (shape, (0,) * len(shape)))
         for d, step in enumerate(steps):
-            if step:
+            if step or d in self.still.get(offset, ()):
                 extents[d] = Extent("all", first[d], step, shape[d])
         for i, d in enumerate(template.arg):
             if x.shape[i] == shape[d]:

@@ -160,6 +160,13 @@ def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None
             stretch = _aligned(context, _before_loops(stretch, loops))
             loop = _Loop.match(context, stretch, windowed is not None, least) \
                 if stretch.trips >= least else None
+            if loop is None and windowed is not None and stretch.trips > least:
+                # the first copy may read an empty slice, which traces as [0:0], not
+                # where the others' places put it (`A[i, i + 1:]` at i = n - 1): roll
+                # the copies after it
+                later = _Stretch(stretch.start + period, period, stretch.trips - 1)
+                loop = _Loop.match(context, later, True, least)
+                stretch = later if loop is not None else stretch
             if loop is not None and like and \
                     loop.fingerprint(context.graph.name) not in bodies and \
                     (loop.steps or _kind(loop, blind) not in kinds):

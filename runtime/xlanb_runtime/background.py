@@ -53,6 +53,7 @@ class FlatLoop:
     trips: int
     carried: int
     body: tuple
+    dynamic: bool = False
 
 
 def flatten_graph(graph: Graph) -> tuple:
@@ -61,7 +62,8 @@ def flatten_graph(graph: Graph) -> tuple:
     nodes = sorted(graph.nodes, key=lambda n: n.serial)
     index = {id(n): i for i, n in enumerate(nodes)}
     rows = [(n.op, tuple(index[id(i)] for i in n.inputs), n.shape, n.dtype,
-             FlatLoop(n.arg.trips, n.arg.carried, flatten_graph(n.arg.body))
+             FlatLoop(n.arg.trips, n.arg.carried, flatten_graph(n.arg.body),
+                      n.arg.dynamic)
              if isinstance(n.arg, LoopBody) else n.arg, n.loc) for n in nodes]
     return (graph.name, rows, [index[id(p)] for p in graph.params],
             [index[id(o)] for o in graph.outputs])
@@ -72,7 +74,7 @@ def rebuild_graph(flat: tuple) -> Graph:
     nodes: list[Node] = []
     for op, inputs, shape, dtype, arg, loc in rows:
         if isinstance(arg, FlatLoop):
-            arg = LoopBody(arg.trips, arg.carried, rebuild_graph(arg.body))
+            arg = LoopBody(arg.trips, arg.carried, rebuild_graph(arg.body), arg.dynamic)
         nodes.append(Node(op, [nodes[i] for i in inputs], shape, dtype, arg, loc))
     return Graph([nodes[i] for i in params], [nodes[i] for i in outputs], name)
 

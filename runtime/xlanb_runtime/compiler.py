@@ -281,16 +281,17 @@ def _loop_runner(kernel, body: Executable, spec, target: str, report: CompileRep
     if target == "cpu":
         with report.phase(f"{kernel.name}/compiled-loop", "compile"):
             try:
-                runner = compiled_loop(body, spec.trips, spec.carried)
+                runner = compiled_loop(body, spec.trips, spec.carried, spec.dynamic)
             except numba.core.errors.NumbaError as error:   # the per-trip driver is exact
                 runner = None
                 kernel.decisions.append(f"loop: trips run by the Python driver (compiling "
                                         f"them as one function: {type(error).__name__})")
         if runner is not None:
-            kernel.decisions.append(f"loop: {spec.trips} trips in one compiled function "
+            trips = "its input's count of" if spec.dynamic else spec.trips
+            kernel.decisions.append(f"loop: {trips} trips in one compiled function "
                                     f"({runner.how})")
             return runner
-    return loop_runner(body, spec.trips, spec.carried)
+    return loop_runner(body, spec.trips, spec.carried, spec.dynamic)
 
 
 class CompileBudgetWarning(UserWarning):

@@ -33,6 +33,7 @@ from .codegen.cpu import GeneratedKernel
 from . import flags
 from .collectives import current_communicator
 from .ir import Graph, Node, Op, type_str
+from .ir.graph import trip_count
 from .ir.interpret import evaluate_node, interpret, is_token
 from .passes.fusion import FusionPlan, Kernel
 from .passes.numpy_ufuncs import FASTER_IN_NUMPY, in_place_base, ufunc_operands
@@ -122,9 +123,11 @@ def nan_checker(plan: FusionPlan) -> Callable:
     return check
 
 
-def loop_runner(body: "Executable", trips: int, carried: int) -> Callable:
-    """Runs a loop node: the body's compiled program `trips` times, the carried values of
-    one trip feeding the next; returns the body's outputs after the last trip."""
+def loop_runner(body: "Executable", trips: int, carried: int, dynamic: bool = False
+                ) -> Callable:
+    """Runs a loop node: the body's compiled program `trips` times (`dynamic`: as many as
+    its last input says), the carried values of one trip feeding the next; returns the
+    body's outputs after the last trip."""
     run = body.driver
     owned = donated_params(body)
 
@@ -133,7 +136,7 @@ def loop_runner(body: "Executable", trips: int, carried: int) -> Callable:
         state = tuple(np.array(x, copy=True) if i in owned else x   # written in place
                       for i, x in enumerate(state))
         outputs = state
-        for _ in range(trips):
+        for _ in range(trip_count(inputs[-1]) if dynamic else trips):
             outputs = run(*state, *invariant)
             state = outputs[:carried]
         return outputs

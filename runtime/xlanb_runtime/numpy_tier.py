@@ -65,7 +65,8 @@ def node_call(node) -> Callable:
     if node.op in UFUNCS:
         return getattr(np, UFUNCS[node.op])
     if node.op is Op.LOOP:
-        return loop_runner(NumpyProgram(node.arg.body), node.arg.trips, node.arg.carried)
+        return loop_runner(NumpyProgram(node.arg.body), node.arg.trips, node.arg.carried,
+                           node.arg.dynamic)
     if node.op is Op.LIBRARY_CALL:
         return library_results_call(node, compiled=False) if is_token(node) else \
             library_value_call(node, compiled=False)

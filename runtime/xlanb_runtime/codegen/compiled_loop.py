@@ -60,6 +60,7 @@ import numpy as np
 
 from . import cache
 from ..ir import Op
+from ..ir.graph import trip_count
 from ..ir.interpret import is_token
 
 
@@ -81,9 +82,9 @@ def numba_compilable(body) -> bool:
     return bool(plan.kernels)
 
 
-def compiled_loop(body, trips: int, carried: int) -> Callable | None:
+def compiled_loop(body, trips: int, carried: int, dynamic: bool = False) -> Callable | None:
     """The loop as one Numba function (called like `loop_runner`'s), or None where the
-    body cannot run inside Numba."""
+    body cannot run inside Numba; `dynamic`: the trip count is the last input's value."""
     from ..executable import DriverBuilder, donated_params
     if not numba_compilable(body):
         return None
@@ -110,7 +111,8 @@ def compiled_loop(body, trips: int, carried: int) -> Callable | None:
     owned = donated_params(body)
 
     def run(*inputs):
-        outputs = loop(trips, *(_fresh_layout(x, i in owned) for i, x in enumerate(inputs)))
+        count = trip_count(inputs[-1]) if dynamic else trips
+        outputs = loop(count, *(_fresh_layout(x, i in owned) for i, x in enumerate(inputs)))
         return tuple(o.reshape(()) if scalar else o for o, scalar in zip(outputs, scalars))
     run.source, run.donated, run.dispatcher, run.how = module or source, owned, loop, how
     return run

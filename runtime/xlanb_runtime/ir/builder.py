@@ -448,6 +448,11 @@ def loop(inputs: Sequence[Node], body: LoopBody, loc: str | None = None) -> Node
         _check(out.shape == param.shape and out.dtype == param.dtype, Op.LOOP,
                lambda: f"carried value {i} enters as {type_str(param.dtype, param.shape)} and "
                f"leaves as {type_str(out.dtype, out.shape)}")
+    if body.dynamic:
+        count = graph.params[-1] if graph.params else None
+        _check(count is not None and count.shape == () and count.dtype == np.int64 and
+               len(graph.params) > body.carried, Op.LOOP,
+               "a dynamic loop's last input is its trip count, an int64 scalar invariant")
     return Node(Op.LOOP, inputs, (), np.uint8, body, loc or current_location())
 
 

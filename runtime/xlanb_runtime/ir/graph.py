@@ -67,7 +67,7 @@ def arg_key(arg: Any) -> Any:
     if isinstance(arg, np.ndarray):
         return ("array", arg.dtype.str, arg.shape, arg.tobytes())
     if isinstance(arg, LoopBody):
-        return ("loop", arg.trips, arg.carried, arg.fingerprint)
+        return ("loop", arg.trips, arg.carried, arg.dynamic, arg.fingerprint)
     return arg
 
 
@@ -79,14 +79,30 @@ class LoopBody:
     the loop-carried state, the rest are read by every iteration unchanged.  The body's
     first `carried` outputs are the state's next values; any further outputs are values of
     the last iteration that the program reads after the loop.  `loop-result(loop), arg=k`
-    is the body's output k after the last trip."""
+    is the body's output k after the last trip.
+
+    A `dynamic` loop runs as many trips as its last input says (an int64 scalar, also the
+    body's last parameter, which the body may ignore): an inner loop whose trip count
+    counts with the trip of a loop around it (`for k: for j in range(k + 1, n)`), so that
+    the outer copies have one body.  `trips` is then the count traced first, an estimate;
+    the count is at least 1 on every trip (loop-reroll makes it only from traced counts)."""
     trips: int
     carried: int
     body: "Graph"
+    dynamic: bool = False
+
+    def count(self, inputs) -> int:
+        """The trips to run, given the loop's inputs."""
+        return trip_count(inputs[-1]) if self.dynamic else self.trips
 
     @functools.cached_property
     def fingerprint(self) -> str:
         return self.body.fingerprint()
+
+
+def trip_count(value) -> int:
+    """A dynamic loop's trip count from its input (rank 0 may run as shape (1,))."""
+    return int(np.asarray(value).reshape(-1)[0])
 
 
 DTYPE_NAMES = {"bool": "pred", "int8": "s8", "int16": "s16", "int32": "s32", "int64": "s64",

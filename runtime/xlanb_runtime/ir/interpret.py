@@ -262,7 +262,8 @@ def _loop(node: Node, *inputs) -> tuple:
     """The body run `trips` times: a tuple of its outputs after the last trip."""
     spec = node.arg
     state, invariant = list(inputs[:spec.carried]), list(inputs[spec.carried:])
-    for _ in range(spec.trips):
+    outputs = tuple(state)
+    for _ in range(spec.count(inputs)):
         outputs = interpret(spec.body, state + invariant)
         state = outputs[:spec.carried]
     return tuple(outputs)

@@ -136,10 +136,10 @@ def _parse_node(match, names, lineno, column, raw_line, body: Graph | None = Non
             raise IRParseError(f"bad arg: {exc}", lineno,
                                raw_line.find("arg=") + 5, raw_line) from None
     if op is Op.LOOP:
-        if not body or not (isinstance(arg, tuple) and len(arg) == 2):
-            raise IRParseError("a loop needs arg=(trips, carried) and its `| ` body lines",
-                               lineno, column, raw_line)
-        arg = LoopBody(int(arg[0]), int(arg[1]), body)
+        if not body or not (isinstance(arg, tuple) and len(arg) in (2, 3)):
+            raise IRParseError("a loop needs arg=(trips, carried[, dynamic]) and its `| ` "
+                               "body lines", lineno, column, raw_line)
+        arg = LoopBody(int(arg[0]), int(arg[1]), body, len(arg) == 3 and bool(arg[2]))
     elif body:
         raise IRParseError(f"only a loop has body lines, not {op.value}", lineno + 1, column)
     return Node(op, inputs, shape, dtype, arg, match["loc"])

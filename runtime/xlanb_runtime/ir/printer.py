@@ -78,7 +78,8 @@ def print_node(node: Node, names: dict[int, str], digest_arrays: bool = False) -
     operands = ", ".join(names[id(i)] for i in node.inputs)
     text = f"{names[id(node)]} = {node.op.value}({operands})"
     if node.op is Op.LOOP:
-        text += f", arg={format_value((node.arg.trips, node.arg.carried))}"
+        spec = node.arg         # a dynamic loop's trip count is its last input
+        text += f", arg={format_value((spec.trips, spec.carried) + ((1,) if spec.dynamic else ()))}"
     elif digest_arrays and isinstance(node.arg, np.ndarray) and \
             node.arg.size > DIGEST_ELEMENTS:
         text += f", arg={format_digest(node.arg)}"

@@ -43,6 +43,27 @@ def fold_constant_inputs(graph: Graph, substitute) -> Graph:
     return substitute(graph, replaced) if replaced else graph
 
 
+def _static(node: Node, inputs: list[Node]) -> Node | None:
+    """A dynamic slice or pad whose places all folded to constants, as the static slice or
+    pad it was traced as (loop-reroll makes every place of a rolled body a loop input);
+    None for anything else.  Places are clamped as the dynamic op clamps them."""
+    if node.op not in (Op.DYNAMIC_SLICE, Op.DYNAMIC_PAD):
+        return None
+    x, places = inputs[0], inputs[1 if node.op is Op.DYNAMIC_SLICE else 2:]
+    if not all(_is_foldable(p) for p in places):
+        return None
+    inner = node.shape if node.op is Op.DYNAMIC_SLICE else x.shape
+    outer = x.shape if node.op is Op.DYNAMIC_SLICE else node.shape
+    starts = [min(max(int(p.arg), 0), o - n) for p, o, n in zip(places, outer, inner)]
+    if node.op is Op.DYNAMIC_SLICE:
+        built = B.slice_(x, [(s, s + n, 1) for s, n in zip(starts, inner)])
+    else:
+        built = B.pad(x, inputs[1], [(s, o - s - n, 0) for s, o, n in zip(starts, outer, inner)])
+    if built is x:
+        return x
+    return Node(built.op, built.inputs, built.shape, built.dtype, built.arg, node.loc)
+
+
 def _is_foldable(node: Node) -> bool:
     return node.op is Op.CONSTANT and node.shape == ()
 
@@ -50,7 +71,9 @@ def _is_foldable(node: Node) -> bool:
 def _folded(loop: Node) -> Node:
     """The loop with its foldable inputs inside its body (itself where none fold)."""
     spec: LoopBody = loop.arg
-    fold = {k for k, inp in enumerate(loop.inputs) if k >= spec.carried and _is_foldable(inp)}
+    counted = len(loop.inputs) - 1 if spec.dynamic else None     # the trip count stays
+    fold = {k for k, inp in enumerate(loop.inputs)
+            if k >= spec.carried and k != counted and _is_foldable(inp)}
     if not fold:
         return loop
     body = spec.body
@@ -77,12 +100,16 @@ def _folded(loop: Node) -> Node:
         if all(a is b for a, b in zip(inputs, node.inputs)):
             mapping[id(node)] = node
             continue
-        mapping[id(node)] = new = Node(node.op, inputs, node.shape, node.dtype, node.arg,
-                                       node.loc)
+        static = _static(node, inputs)
+        if static is inputs[0]:             # the whole operand
+            mapping[id(node)] = static
+            continue
+        mapping[id(node)] = new = static or Node(
+            node.op, inputs, node.shape, node.dtype, node.arg, node.loc)
         new.serial = node.serial
     outputs = [read(o, o.serial) for o in body.outputs]
     new_body = Graph([mapping[id(body.params[k])] for k in kept], outputs, body.name)
     new_loop = B.loop([loop.inputs[k] for k in kept],
-                      LoopBody(spec.trips, spec.carried, new_body), loop.loc)
+                      LoopBody(spec.trips, spec.carried, new_body, spec.dynamic), loop.loc)
     new_loop.serial = loop.serial
     return new_loop

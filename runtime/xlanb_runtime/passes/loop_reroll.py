@@ -68,6 +68,13 @@ _FILLING = {Op.PAD, Op.DYNAMIC_PAD, Op.SELECT, Op.BROADCAST, Op.CONSTANT, Op.IOT
 # within the budget (0.5-4 s each) and runs faster: no masked lanes, and its writes have
 # static places, which buffers.py updates in place.
 WINDOW_MIN_TRIPS = 16
+# ... but a loop of as few as this many trips rolls where its body is one that rolled in
+# the same search: the inner loops of a triangular nest (`for k: for j in range(k + 1,
+# n)`) whose trips ran short.  Their outer copies then hold one loop each, with one body,
+# and the outer loop rolls over them too (a dynamic loop: its trip count an input).
+SHORT_TRIPS = 2
+# The longest vector dot a rolled body computes as a multiply and a sum (`_is_small_vector_dot`).
+MAX_ROLLED_VECTOR_DOT = 4096
 _CANDIDATE_PERIODS = 8          # most frequent distances tried per search
 
 
@@ -102,35 +109,46 @@ def _roll_all(graph: Graph) -> Graph | None:
     # loops whose copies differ in a shape first (their bodies hold loops still unrolled,
     # which roll inside the body once it is windowed); then the usual search
     args = [_copy_arg(n, counting=True) for n in order]      # shared by three key sets
-    loops = _find_loops(context, _interned_keys(order, True, blind="rank", args=args),
-                        windowed=_interned_keys(order, True, blind="operands", args=args))
+    keys = blind = _interned_keys(order, True, blind="rank", args=args)
+    windowed = _interned_keys(order, True, blind="operands", args=args)
+    loops = _find_loops(context, keys, windowed=windowed)
     if not loops:                   # (keys made only when needed: 80,000 nodes in symm)
-        counting = _interned_keys(order, counting=True, args=args)
-        loops = _find_loops(context, counting)
+        keys = counting = _interned_keys(order, counting=True, args=args)
+        windowed, loops = None, _find_loops(context, counting)
         if not loops and any(_is_counting_constant(n) for n in order):
             exact = _interned_keys(order, counting=False)
             if max(exact) > max(counting):
-                loops = _find_loops(context, exact)
+                keys, loops = exact, _find_loops(context, exact)
     if not loops:
         return None
+    loops += _find_loops(context, keys, windowed, like=loops, blind=blind)
+    loops = _unified(context, loops, blind)
     replaced: dict[int, Node] = {}
     for loop in loops:
         replaced.update(loop.replacements(graph.name))
     return _substitute(graph, replaced)
 
 
-def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None = None
+def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None = None,
+                like: list["_Loop"] | None = None, blind: list[int] | None = None
                 ) -> list["_Loop"]:
     """Every loop one search finds, stretches that do not overlap; `windowed`: only loops
     whose copies differ in a shape (loop_window.py), their periods found with these finer
-    keys."""
-    loops: list[_Loop] = []
-    periods = _window_periods(context.order, windowed) if windowed else \
-        _candidate_periods(keys)
+    keys.  `like`: loops found already; then only the loops of at least SHORT_TRIPS trips
+    outside them whose body is one of theirs (see SHORT_TRIPS)."""
+    loops: list[_Loop] = list(like or ())
+    if like:
+        bodies = {loop.fingerprint(context.graph.name) for loop in like}
+        kinds = {_kind(loop, blind) for loop in like if not loop.steps}
+        periods, least = sorted({loop.stretch.period for loop in like}), SHORT_TRIPS
+    else:
+        periods = _window_periods(context.order, windowed) if windowed else \
+            _candidate_periods(keys)
+        least = MIN_TRIPS
     for period in periods:
         index = 0
         while True:
-            stretch, index = next(_periodic_stretches(keys, period, index), (None, 0))
+            stretch, index = next(_periodic_stretches(keys, period, index, least), (None, 0))
             if stretch is None:
                 break
             head = max((_end(loop.stretch) for loop in loops
@@ -140,12 +158,23 @@ def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None
                 index = head        # start a node early): search again after that loop
                 continue
             stretch = _aligned(context, _before_loops(stretch, loops))
-            loop = _Loop.match(context, stretch, windowed is not None) \
-                if stretch.trips >= MIN_TRIPS else None
+            loop = _Loop.match(context, stretch, windowed is not None, least) \
+                if stretch.trips >= least else None
+            if loop is None and windowed is not None and stretch.trips > least:
+                # the first copy may read an empty slice, which traces as [0:0], not
+                # where the others' places put it (`A[i, i + 1:]` at i = n - 1): roll
+                # the copies after it
+                later = _Stretch(stretch.start + period, period, stretch.trips - 1)
+                loop = _Loop.match(context, later, True, least)
+                stretch = later if loop is not None else stretch
+            if loop is not None and like and \
+                    loop.fingerprint(context.graph.name) not in bodies and \
+                    (loop.steps or _kind(loop, blind) not in kinds):
+                loop = None
             if loop is not None:
                 loops.append(loop)
                 index = _resume_after(loop, stretch, index)
-    return loops
+    return loops[len(like or ()):]
 
 
 class _Context:
@@ -239,6 +268,9 @@ def _shape_key(node: Node, blind: str) -> tuple:
 def _copy_arg(node: Node, counting: bool):
     if counting and _is_counting_constant(node):
         return ("scalar", node.dtype.str)         # its value may step with the trip
+    if counting and node.op is Op.LOOP:           # so may its trip count (a dynamic
+        spec = node.arg                           # loop's is an input)
+        return ("loop", spec.carried, spec.dynamic, spec.fingerprint)
     if node.op is Op.SLICE:
         return tuple(step for _, _, step in node.arg)
     if node.op is Op.PAD:
@@ -280,6 +312,71 @@ def _constant_step(order, stretch, offset, trips) -> tuple[int, int | float | No
     return trips, step
 
 
+def _kind(loop: "_Loop", blind: list[int]) -> tuple:
+    """What loops whose bodies differ only in shapes share: period and shape-blind keys."""
+    start, period = loop.stretch.start, loop.stretch.period
+    return (period, tuple(blind[start:start + period]))
+
+
+def _unified(context: "_Context", loops: list["_Loop"], blind: list[int]) -> list["_Loop"]:
+    """The loops, those of one kind whose bodies differ in shapes rebuilt with windows over
+    the dims that differ (loop_window.py, the length a loop input), so that they share one
+    body: lu's `for j in range(i, n): A[i, j] -= A[i, :i] @ A[:i, j]` reads i lanes in the
+    copy for row i, the same in each of its trips.  A loop around them then rolls.  Loops
+    of fewer than MIN_TRIPS trips (found only for their kind) that share no body with a
+    longer one are dropped: rolled alone they gain nothing."""
+    name = context.graph.name
+    kinds: dict[tuple, list] = {}
+    for loop in loops:
+        if not loop.steps:
+            kinds.setdefault(_kind(loop, blind), []).append(loop)
+    for members in kinds.values():
+        if len(members) < 2 or len({m.fingerprint(name) for m in members}) == 1:
+            continue
+        order = context.order
+        still: dict[int, set] = {}
+        for offset in range(members[0].stretch.period):
+            shapes = {order[m.stretch.start + offset].shape for m in members}
+            dims = {d for d in range(order[members[0].stretch.start + offset].ndim)
+                    if len({s[d] for s in shapes}) > 1}
+            if dims:
+                still[offset] = dims
+        before = len({m.fingerprint(name) for m in members})
+        kept = [(m.body, m.window_firsts) for m in members]
+        for m in members:
+            m.still, m.window_firsts = still, []
+            try:
+                m.body = m._body_graph(name, *m._outputs())
+            except NotWindowed:
+                m.body = None
+        if any(m.body is None for m in members) or \
+                len({m.fingerprint(name) for m in members}) >= before:
+            for m, (body, firsts) in zip(members, kept):     # no gain: as they were
+                m.still, m.body, m.window_firsts = {}, body, firsts
+    long = {m.fingerprint(name) for m in loops if m.stretch.trips >= MIN_TRIPS}
+    return [m for m in loops
+            if m.stretch.trips >= MIN_TRIPS or m.fingerprint(name) in long]
+
+
+def _too_short(order, stretch, trips: int, least: int) -> bool:
+    if trips < least:
+        return True
+    return least >= MIN_TRIPS and trips * _copy_nodes(order, stretch) < MIN_ROLLED_NODES
+
+
+def _trips_step(order, stretch, offset, trips) -> tuple[int, int]:
+    """An inner loop's trip count's step per trip of the loop around it (`for j in
+    range(k + 1, n)`: -1), and the copies over which count = first + copy * step holds;
+    its body is then one dynamic loop, run as many trips as the count says."""
+    counts = [order[stretch.start + c * stretch.period + offset].arg.trips
+              for c in range(trips)]
+    step = counts[1] - counts[0] if trips > 1 else 0
+    for copy, count in enumerate(counts):
+        if count != counts[0] + copy * step:
+            return copy, step
+    return trips, step
+
+
 def _same_number(value, counted) -> bool:
     """Equal, a zero's sign included: -0.0 == 0.0 in Python, but not to NumPy's atan2,
     copysign or 1 / x, and first + trip * step gives +0.0 for a traced -0.0 (`(5.0 - k) *
@@ -312,6 +409,12 @@ def _moves(context, stretch, trips, skip=()) -> tuple[dict[int, tuple], int]:
             if step:
                 moves[offset] = ((node.arg.item(),), (step,))
             continue
+        if node.op is Op.LOOP and not node.arg.dynamic:
+            steady, step = _trips_step(order, stretch, offset, trips)
+            trips = min(trips, steady)
+            if step:
+                moves[offset] = ((node.arg.trips,), (step,))
+            continue
         if node.op not in (Op.SLICE, Op.PAD):
             continue
         first = _places(node)
@@ -331,7 +434,15 @@ def _moves(context, stretch, trips, skip=()) -> tuple[dict[int, tuple], int]:
             return {}, 1                      # a small write into a big array: see above
         if any(step):
             moves[offset] = (tuple(first), step)
+        elif _is_plain(node):       # a still place is a loop input too: an outer loop
+            moves[offset] = (tuple(first), step)    # may count it (`Q[:, k]` in `for j`)
     return moves, trips
+
+
+def _is_plain(node: Node) -> bool:
+    """A unit-stride slice or interior-free pad: one a dynamic place can express (and
+    loop_fold.py makes static again where the place stays a constant)."""
+    return all(third == (1 if node.op is Op.SLICE else 0) for _, _, third in node.arg)
 
 
 def _writes_carried_region(context: "_Context", stretch: "_Stretch", offset: int) -> bool:
@@ -386,9 +497,10 @@ def _window_periods(order: list[Node], keys: list[int]) -> list[int]:
             if count >= MIN_TRIPS - 1]
 
 
-def _periodic_stretches(keys: list[int], period: int, index: int = 0):
+def _periodic_stretches(keys: list[int], period: int, index: int = 0,
+                        least: int = MIN_TRIPS):
     """Maximal stretches from `index` on where keys repeat with `period`, at least
-    MIN_TRIPS copies long; each with the index the search resumes at."""
+    `least` copies long; each with the index the search resumes at."""
     n = len(keys)
     while index + period < n:
         if keys[index] != keys[index + period]:
@@ -398,7 +510,7 @@ def _periodic_stretches(keys: list[int], period: int, index: int = 0):
         while end + period < n and keys[end] == keys[end + period]:
             end += 1
         trips = (end - index + period) // period
-        if trips >= MIN_TRIPS:
+        if trips >= least:
             yield _Stretch(index, period, trips), end + 1
         index = end + 1
 
@@ -414,10 +526,15 @@ class _Loop:
         self.carried_init = carried_init    # carried offset -> initial value node
         self.invariants = invariants        # nodes from before the loop, in first-use order
         self.results = results              # offsets the rest of the program reads
+        self.window_firsts: list[int] = []  # first places of windows (loop_window.py)
+        self.wide = True                    # windows as wide as they fit (loop_window.py)
+        self.still: dict[int, set] = {}     # offset -> dims windowed across loops (`_unified`)
 
     @classmethod
-    def match(cls, context: _Context, stretch: _Stretch, windowed: bool = False
-              ) -> "_Loop | None":
+    def match(cls, context: _Context, stretch: _Stretch, windowed: bool = False,
+              least: int = MIN_TRIPS) -> "_Loop | None":
+        """The loop of `stretch`'s copies (at least `least` of them, SHORT_TRIPS only for
+        a body rolled already, so no floor on its nodes), None where they differ."""
         order, position = context.order, context.position
         start, period = stretch.start, stretch.period
 
@@ -430,7 +547,7 @@ class _Loop:
 
         pattern: list[list[tuple]] = []
         carried_init: dict[tuple[int, int], Node] = {}   # (offset, trips back) -> value
-        model = MAX_DEPTH                                 # this copy sets the pattern
+        model = min(MAX_DEPTH, stretch.trips - 1)         # this copy sets the pattern
         for offset in range(period):
             node = order[start + model * period + offset]
             slots = []
@@ -448,7 +565,7 @@ class _Loop:
             if not cls._wired_alike(order, stretch, pattern, copy, where, carried_init):
                 trips = copy
                 break
-        if trips < MIN_TRIPS or trips * _copy_nodes(order, stretch) < MIN_ROLLED_NODES:
+        if _too_short(order, stretch, trips, least):
             return None
         for (offset, _), init in carried_init.items():  # the state keeps one type
             carried = order[start + offset]
@@ -457,16 +574,16 @@ class _Loop:
         steps = {}
         if windowed:
             steps, trips = shape_steps(order, start, period, trips)
-            if not steps or trips < WINDOW_MIN_TRIPS or \
+            if not steps or trips < (WINDOW_MIN_TRIPS if least >= MIN_TRIPS else least) or \
                     any(offset in steps for offset, _ in carried_init):
                 return None
         windowed_offsets = set(steps) | {     # and what reads a windowed value
             offset for offset, slots in enumerate(pattern)
             if any(kind == "body" and what in steps for kind, what in slots)}
         moves, trips = _moves(context, stretch, trips, skip=windowed_offsets)
-        if trips < MIN_TRIPS or trips * _copy_nodes(order, stretch) < MIN_ROLLED_NODES:
+        if _too_short(order, stretch, trips, least):
             return None
-        if moves or steps:
+        if steps or any(any(step) for _, step in moves.values()):   # the trip counts
             carried_init[TRIP] = B.constant(np.int64(0))
         stretch = _Stretch(start, period, trips)
         end = start + trips * period
@@ -479,9 +596,19 @@ class _Loop:
         if steps:
             try:                                # built now: a refusal leaves it unrolled
                 loop.body = loop._body_graph(context.graph.name, *loop._outputs())
-            except NotWindowed:
-                return None
+            except NotWindowed:                 # windows as wide as the trips need
+                loop.wide, loop.window_firsts = False, []
+                try:
+                    loop.body = loop._body_graph(context.graph.name, *loop._outputs())
+                except NotWindowed:
+                    return None
         return loop
+
+    def fingerprint(self, name: str) -> str:
+        """The body's fingerprint (the body built once, kept for `replacements`)."""
+        if getattr(self, "body", None) is None:
+            self.body = self._body_graph(name, *self._outputs())
+        return self.body.fingerprint()
 
     @staticmethod
     def _wired_alike(order, stretch, pattern, copy, where, carried_init) -> bool:
@@ -565,21 +692,32 @@ class _Loop:
                                              start=len(carried) + len(self.invariants)):
             params[key] = B.parameter(index, (), place.dtype)
         built: list[Node] = []
+
+        def place(first: int) -> Node:
+            key = ("first", "<i8", first)
+            if key not in params:
+                self.window_firsts.append(first)
+                params[key] = B.parameter(len(params), (), np.int64)
+            return params[key]
         window = WindowBuilder(self.order, self.stretch.start, self.stretch.period,
-                               self.stretch.trips, self.steps, params.get(("carried", TRIP)))
+                               self.stretch.trips, self.steps, params.get(("carried", TRIP)),
+                               place, self.wide, self.still)
         for offset, slots in enumerate(self.pattern):
             template = self.order[self.stretch.start + offset]
             inputs = [built[what] if kind == "body" else
                       params[("carried", what)] if kind == "carried" else
                       params[("invariant", id(what))] for kind, what in slots]
-            if self.steps and window.touches(offset, template, inputs):
+            if (self.steps or self.still) and window.touches(offset, template, inputs):
                 with B.location(template.loc):
                     built.append(window.build(offset, template, inputs))
-            elif template.op is Op.LOOP:
+            elif template.op is Op.LOOP and offset not in self.moves:
                 built.append(B.loop(inputs, template.arg, template.loc))
             elif offset in self.moves:
                 built.append(self._moving(offset, template, inputs,
-                                          params[("carried", TRIP)], params))
+                                          params.get(("carried", TRIP)), params))
+            elif _is_small_vector_dot(template):
+                with B.location(template.loc):
+                    built.append(B.reduce(B.binary(Op.MUL, *inputs), "sum", (0,)))
             else:
                 built.append(Node(template.op, inputs, template.shape, template.dtype,
                                   template.arg, template.loc))
@@ -604,6 +742,8 @@ class _Loop:
                 key = ("first", dtype.str, f)
                 if key not in keys:
                     keys[key] = B.constant(np.asarray(f, dtype)[()])
+        for f in self.window_firsts:            # then the windows' (loop_window.py)
+            keys.setdefault(("first", "<i8", f), B.constant(np.int64(f)))
         return list(keys.items())
 
     def _place_dtype(self, offset: int) -> np.dtype:
@@ -626,6 +766,10 @@ class _Loop:
         dtype = self._place_dtype(offset)
         firsts = [params[("first", dtype.str, f)] for f in first]
         with B.location(template.loc):
+            if template.op is Op.LOOP:
+                count = B.binary(Op.ADD, firsts[0],
+                                 B.binary(Op.MUL, trip, B.constant(np.int64(step[0]))))
+                return _dynamic_loop(template, inputs, count)
             if template.op is Op.CONSTANT:
                 dtype = template.dtype
                 count = trip if dtype == trip.dtype else B.convert(trip, dtype)
@@ -640,6 +784,28 @@ class _Loop:
     @staticmethod
     def _next_trip(trip: Node) -> Node:
         return B.binary(Op.ADD, trip, B.constant(np.int64(1)))
+
+
+def _is_small_vector_dot(node: Node) -> bool:
+    """A dot of two vectors short enough that a BLAS call's overhead is most of its time:
+    in a loop body it becomes a multiply and a sum, which fuse into a kernel, so the body
+    can run inside one compiled function (codegen/compiled_loop.py: a BLAS call keeps
+    every trip in the Python driver; gramschmidt's `np.dot(Q[:, k], A[:, j])`)."""
+    return node.op is Op.DOT and node.ndim == 0 and \
+        all(x.ndim == 1 for x in node.inputs) and \
+        node.inputs[0].size <= MAX_ROLLED_VECTOR_DOT and node.dtype.kind in "iuf" and \
+        all(x.dtype == node.dtype for x in node.inputs)
+
+
+def _dynamic_loop(template: Node, inputs: list[Node], count: Node) -> Node:
+    """The loop `template` over `inputs`, run `count` trips (its body takes the count as
+    one more parameter, which it does not read)."""
+    spec = template.arg
+    body = spec.body
+    param = B.parameter(len(body.params), (), np.int64)
+    graph = Graph(list(body.params) + [param], list(body.outputs), body.name)
+    return B.loop(list(inputs) + [count], LoopBody(spec.trips, spec.carried, graph, True),
+                  template.loc)
 
 
 def _substitute(graph: Graph, replaced: dict[int, Node]) -> Graph:

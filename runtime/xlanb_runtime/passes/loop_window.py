@@ -42,6 +42,11 @@ from ..ir.graph import Node
 from ..ir.ops import ELEMENTWISE, Op
 
 
+# The widest window a trip's lanes may be widened to regardless of their own width (see
+# WindowBuilder._widest): a few microseconds of masked lanes per trip at most.
+MAX_WIDE_WINDOW = 4096
+
+
 class NotWindowed(Exception):
     """The loop's copies differ in a way a window cannot express."""
 
@@ -99,9 +104,13 @@ class WindowBuilder:
     """Builds the body nodes of a windowed loop, one template (copy 0) at a time, keeping
     each built node's extents (per dim: an Extent, or None where the dim is whole)."""
 
-    def __init__(self, order, start: int, period: int, trips: int, steps: dict, trip: Node):
+    def __init__(self, order, start: int, period: int, trips: int, steps: dict, trip: Node,
+                 place=None, wide: bool = False, still: dict | None = None):
         self.order, self.start, self.period, self.trips = order, start, period, trips
         self.steps, self.trip = steps, trip
+        self.still = still or {}    # offset -> dims windowed though still in this loop
+        self.place = place      # first -> the body's int64 parameter holding it, or None
+        self.widths = self._widest() if wide else {}
         self.extents: dict[int, tuple] = {}           # id(built node) -> extents
         self.pads: dict[int, tuple] = {}              # id(windowed pad) -> how it was made
         self.updates: dict[int, tuple] = {}           # id(window write) -> where, base
@@ -109,8 +118,8 @@ class WindowBuilder:
     def touches(self, offset: int, template: Node, inputs: list[Node]) -> bool:
         """Whether the node at `offset` is the window's business: its shape changes, or
         an input is windowed or a windowed write's pad."""
-        return offset in self.steps or any(self._windowed(i) or id(i) in self.pads
-                                           for i in inputs)
+        return offset in self.steps or offset in self.still or \
+            any(self._windowed(i) or id(i) in self.pads for i in inputs)
 
     def build(self, offset: int, template: Node, inputs: list[Node]) -> Node:
         op = template.op
@@ -136,9 +145,46 @@ class WindowBuilder:
         return node
 
     def _shape(self, offset: int, template: Node) -> tuple[int, ...]:
+        if offset in self.still:
+            return tuple(self.widths.get((n, 0), n) if d in self.still[offset] else n
+                         for d, n in enumerate(template.shape))
         if offset not in self.steps:
             return template.shape
-        return window_shape(*self.steps[offset], self.trips)
+        first, step = self.steps[offset]
+        return tuple(self.widths.get((f, d), w) if d else w
+                     for f, d, w in zip(first, step, window_shape(first, step, self.trips)))
+
+    def _widest(self) -> dict[tuple[int, int], int]:
+        """Per length first + trip * step that a slice reads: the widest window every such
+        slice fits (`A[i, :j]`: the whole row), where that costs at most twice the
+        trip's widest lanes or MAX_WIDE_WINDOW lanes.  A window that does not depend on
+        the trip count lets the inner loops of a triangular nest (`for i: for j in
+        range(i)`) have one body, and the loop around them roll."""
+        widths: dict[tuple[int, int], int] = {}
+        last = self.trips - 1
+        shapes = {**self.steps, **{offset: (self.order[self.start + offset].shape, (0,) * len(
+            self.order[self.start + offset].shape)) for offset in self.still}}
+        for offset, (first, step) in shapes.items():
+            node = self.order[self.start + offset]
+            if node.op is not Op.SLICE:
+                continue
+            try:
+                starts, ds = self._linear(offset, lambda n: [a for a, _, _ in n.arg])
+                limits, de = self._linear(offset, lambda n: [b for _, b, _ in n.arg])
+            except NotWindowed:
+                continue
+            for d, dim in enumerate(node.inputs[0].shape):
+                if not step[d] and d not in self.still.get(offset, ()):
+                    continue
+                fits = max(dim - max(starts[d], starts[d] + last * ds[d]),
+                           min(limits[d], limits[d] + last * de[d]))
+                key = (first[d], step[d])
+                widths[key] = min(widths.get(key, fits), fits)
+        for (first, step), fits in widths.items():
+            widest = max(first, first + last * step)
+            if fits > max(2 * widest, MAX_WIDE_WINDOW):
+                widths[(first, step)] = widest
+        return widths
 
     def _linear(self, offset: int, values) -> tuple[list[int], list[int]]:
         """Per-copy integer tuples `values(node)` as (first, step), checked steady over
@@ -155,6 +201,12 @@ class WindowBuilder:
         """first + trip * step, an int64 trip quantity.  A fresh node at each use: one
         node shared by several writes and reads split their fusion (syrk: 15 kernels
         where 8 did, 0.88x NumPy where 1.03-1.12x)."""
+        if self.place is not None:          # a loop input (loop_reroll `_first_place_keys`)
+            base = self.place(first)
+            if not step:
+                return base
+            return B.binary(Op.ADD, base,
+                            B.binary(Op.MUL, self.trip, B.constant(np.int64(step))))
         if not step:
             return B.constant(np.int64(first))
         moved = B.binary(Op.MUL, self.trip, B.constant(np.int64(step)))
@@ -219,7 +271,7 @@ class WindowBuilder:
         places, extents = [], []
         for d, size in enumerate(shape):
             s0, ds, e0, de = starts[d], start_steps[d], limits[d], limit_steps[d]
-            if ds == de:                                  # a whole or moving slice
+            if ds == de and size == e0 - s0:              # a whole or moving slice
                 places.append(self._count(s0, ds))
                 extents.append(None)
                 continue
@@ -232,7 +284,8 @@ class WindowBuilder:
 
     def _pad(self, offset: int, template: Node, inputs: list[Node]) -> Node:
         x, fill = inputs
-        if offset in self.steps or any(interior for _, _, interior in template.arg):
+        if offset in self.steps or offset in self.still or \
+                any(interior for _, _, interior in template.arg):
             raise NotWindowed("a windowed or spread pad")
         lows, low_steps = self._linear(offset, lambda n: [lo for lo, _, _ in n.arg])
         highs, high_steps = self._linear(offset, lambda n: [hi for _, hi, _ in n.arg])
@@ -292,7 +345,7 @@ class WindowBuilder:
         extents = [None] * len(shape)
         first, steps = self.steps.get(offset, (shape, (0,) * len(shape)))
         for d, step in enumerate(steps):
-            if step:
+            if step or d in self.still.get(offset, ()):
                 extents[d] = Extent("all", first[d], step, shape[d])
         for i, d in enumerate(template.arg):
             if x.shape[i] == shape[d]:

@@ -164,9 +164,11 @@ def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None
                 # the first copy may read an empty slice, which traces as [0:0], not
                 # where the others' places put it (`A[i, i + 1:]` at i = n - 1): roll
                 # the copies after it
-                later = _Stretch(stretch.start + period, period, stretch.trips - 1)
-                loop = _Loop.match(context, later, True, least)
-                stretch = later if loop is not None else stretch
+                for later in _later_phases(context, stretch):
+                    loop = _Loop.match(context, later, True, least)
+                    if loop is not None:
+                        stretch = later
+                        break
             if loop is not None and like and \
                     loop.fingerprint(context.graph.name) not in bodies and \
                     (loop.steps or _kind(loop, blind) not in kinds):
@@ -197,6 +199,41 @@ def _copy_nodes(order: list[Node], stretch: "_Stretch") -> int:
     nodes around a loop over its columns."""
     copy = order[stretch.start:stretch.start + stretch.period]
     return stretch.period + sum(len(n.arg.body.nodes) for n in copy if n.op is Op.LOOP)
+
+
+def _later_phases(context: "_Context", stretch: "_Stretch") -> list["_Stretch"]:
+    """Where a windowed stretch that did not match may roll after its first copy: the
+    copies after it, then those copies begun where a trip begins.  A first trip that
+    reads a whole array traces no slice (npbench covariance's `data[:, i:M]` at i = 0), so
+    the keys line up from the trip's dot on, and each copy closes with the slices the
+    next copy's dot reads: carried from trip to trip, they change shape.  Such a tail
+    reads nothing of its own copy before it, nor of another copy: it is the start of the
+    next trip, so the copies are begun there."""
+    period = stretch.period
+    later = _Stretch(stretch.start + period, period, stretch.trips - 1)
+    back = period - _independent_tail(context, later)
+    if 0 < back < period and later.trips > 2:
+        begun = later.start - back
+        return [later, _Stretch(begun, period, (_end(stretch) - begun) // period)]
+    return [later]
+
+
+def _independent_tail(context: "_Context", stretch: "_Stretch") -> int:
+    """The least offset o > 0 where the nodes [o, period) of the stretch's second copy
+    read only each other and nodes from before the stretch (period where there is none)."""
+    position, period = context.position, stretch.period
+    base = stretch.start + period
+    least, found = period, period
+    for offset in range(period - 1, 0, -1):
+        for inp in context.order[base + offset].inputs:
+            at = position.get(id(inp), -1)
+            if base <= at:
+                least = min(least, at - base)
+            elif at >= stretch.start:
+                return found                    # reads another copy: the trip's state
+        if least >= offset:
+            found = offset
+    return found
 
 
 def _aligned(context: "_Context", stretch: "_Stretch") -> "_Stretch":

@@ -382,25 +382,28 @@ class WindowBuilder:
     def _dot(self, offset: int, template: Node, inputs: list[Node]) -> Node:
         lhs, rhs = inputs
         lb, rb, lc, rc = template.arg
-        if not lhs.ndim == rhs.ndim == 1:
-            # a BLAS call per trip, run by the Python driver, over masked copies of the
-            # operands: NumPy makes the same call on the unmasked ones, faster (npbench
-            # correlation's `data[:, i] @ data[:, i+1:M]`: 0.10x NumPy windowed)
-            raise NotWindowed("a matrix dot over a window")
+        if lhs.ndim != 1 and rhs.ndim != 1 or lb or len(lc) != 1 or \
+                template.dtype.kind not in "iuf" or lhs.dtype != rhs.dtype:
+            raise NotWindowed("a matrix-by-matrix dot over a window")
         lof, rof = self._of(lhs), self._of(rhs)
-        if any(lof[d] is not None for d in lb) or any(rof[d] is not None for d in rb):
-            raise NotWindowed("a dot batched over a window")
-        for a, b in zip(lc, rc):
-            merged = _merge(lof[a], rof[b])
-            if lhs.shape[a] != rhs.shape[b] or merged is not None and merged.align == "all":
-                raise NotWindowed("a dot contracting different windows")
-        aligns = [_merge(lof[a], rof[b]) for a, b in zip(lc, rc)]
-        lhs_m = self._masked(lhs, 0, set(lc), {a: m.align for a, m in zip(lc, aligns) if m})
-        rhs_m = self._masked(rhs, 0, set(rc), {b: m.align for b, m in zip(rc, aligns) if m})
-        node = B.reduce(B.binary(Op.MUL, lhs_m, rhs_m), "sum", (0,))
-        lfree = [lof[d] for d in range(lhs.ndim) if d not in lb + lc]
-        rfree = [rof[d] for d in range(rhs.ndim) if d not in rb + rc]
-        return self._keep(node, [None] * len(lb) + lfree + rfree)
+        a, b = lc[0], rc[0]
+        merged = _merge(lof[a], rof[b])
+        if lhs.shape[a] != rhs.shape[b] or merged is not None and merged.align == "all":
+            raise NotWindowed("a dot contracting different windows")
+        align = {} if merged is None else {0: merged.align}
+        lhs_m = self._masked(lhs, 0, {a}, {a: align[0]} if align else None)
+        rhs_m = self._masked(rhs, 0, {b}, {b: align[0]} if align else None)
+        # a vector times a matrix, summed over the contracted dim: a multiply and a sum
+        # that fuse into one kernel, where a BLAS call per trip would keep the trips in
+        # the Python driver (codegen/compiled_loop.py; npbench correlation's
+        # `data[:, i] @ data[:, i+1:M]`: 0.10x NumPy as a windowed BLAS call)
+        vector, matrix, axis = (lhs_m, rhs_m, b) if lhs.ndim == 1 else (rhs_m, lhs_m, a)
+        if matrix.ndim > 1:
+            vector = B.broadcast(vector, matrix.shape, (axis,))
+        node = B.reduce(B.binary(Op.MUL, vector, matrix), "sum", (axis,))
+        lfree = [lof[d] for d in range(lhs.ndim) if d != a]
+        rfree = [rof[d] for d in range(rhs.ndim) if d != b]
+        return self._keep(node, lfree + rfree)
 
 
 def _splat_true(node: Node) -> bool | None:

@@ -85,6 +85,74 @@ def uneven(A):
     return out
 
 
+def correlation(M, float_n, data):
+    """npbench correlation: a vector by a shrinking block of columns, written to a row and
+    a column of `corr` per trip; `data` is normalized in place first."""
+    mean = np.mean(data, axis=0)
+    stddev = np.std(data, axis=0)
+    stddev[stddev <= 0.1] = 1.0
+    data -= mean
+    data /= np.sqrt(float_n) * stddev
+    corr = np.eye(M, dtype=data.dtype)
+    for i in range(M - 1):
+        corr[i + 1:M, i] = corr[i, i + 1:M] = data[:, i] @ data[:, i + 1:M]
+    return corr
+
+
+def covariance(M, float_n, data):
+    """npbench covariance: as correlation, but its first trip reads all of `data`, which
+    traces no slice (the copies line up from the trip's dot on)."""
+    mean = np.mean(data, axis=0)
+    data -= mean
+    cov = np.zeros((M, M), dtype=data.dtype)
+    for i in range(M):
+        cov[i:M, i] = cov[i, i:M] = data[:, i] @ data[:, i:M] / (float_n - 1.0)
+    return cov
+
+
+def upper_rows(v, A):
+    """A vector by the columns right of i: A's column 0 (inf) lies in every trip's window
+    but in none of its lanes."""
+    n = A.shape[1]
+    out = np.zeros((n, n), dtype=A.dtype)
+    for i in range(n - 1):
+        out[i, i + 1:] = v @ A[:, i + 1:]
+    return out
+
+
+def block_rows(A):
+    """Two columns by a shrinking block of columns (a BLAS product per trip): not rolled."""
+    n = A.shape[1]
+    out = np.zeros((n, n), dtype=A.dtype)
+    for i in range(n - 2):
+        out[i, i + 1:] = (A[:, i:i + 2].T @ A[:, i + 1:]).sum(axis=0)
+    return out
+
+
+def uneven_columns(v, A):
+    """Windows whose width does not count steadily with i: not rolled."""
+    n = A.shape[1]
+    out = np.zeros(n, dtype=A.dtype)
+    for i in range(n):
+        out[i] = (v @ A[:, (i * i) % 7:]).sum()
+    return out
+
+
+def durbin(r):
+    """npbench durbin: a reversed prefix of r by a prefix of y, and y's prefix updated by
+    its own reverse, both growing with k."""
+    y = np.empty_like(r)
+    alpha = -r[0]
+    beta = 1.0
+    y[0] = -r[0]
+    for k in range(1, r.shape[0]):
+        beta *= 1.0 - alpha * alpha
+        alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
+        y[:k] += alpha * np.flip(y[:k])
+        y[k] = alpha
+    return y
+
+
 def _spd(n, rng):
     A = rng.random((n, n))
     return A @ A.T + n * np.eye(n)
@@ -164,3 +232,50 @@ def test_a_dynamic_loop_runs_as_many_trips_as_its_input_says():
     again = parse_graph(print_graph(graph))          # the text keeps it dynamic
     got = interpret(again, [np.zeros(3), np.ones(3), np.int64(5)])[0]
     np.testing.assert_array_equal(got, np.full(3, 5.0))
+
+
+def _columns(rng, dtype, rows=30, columns=22):
+    return (rng.random((rows, columns)) + 0.5).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn", [correlation, covariance], ids=lambda f: f.__name__)
+def test_a_vector_by_a_shrinking_block_of_columns_rolls(fn, dtype):
+    """The windowed dot runs as a multiply and a sum over the block's columns; the two
+    writes per trip (a row, a column) and the in-place normalization of `data` are
+    NumPy's."""
+    data = _columns(np.random.default_rng(3), dtype)
+    M, N = data.shape[1], data.shape[0]
+    compiled = _check(fn, (M, float(N), data), n=N)
+    assert not compiled.runs_eagerly
+    assert _top_loops(compiled) == 1
+    text = compiled.as_text()
+    assert " dot(" not in text.split(" = loop(")[1]       # no BLAS call per trip
+
+
+def test_the_lanes_of_a_window_past_its_columns_are_never_read():
+    rng = np.random.default_rng(4)
+    A = _columns(rng, np.float64)
+    A[:, 0] = np.inf
+    compiled = _check(upper_rows, (rng.random(A.shape[0]), A), n=A.shape[0])
+    assert _top_loops(compiled) == 1
+
+
+@pytest.mark.parametrize("fn", [block_rows, uneven_columns], ids=lambda f: f.__name__)
+def test_a_window_that_cannot_roll_keeps_numpys_answer(fn):
+    rng = np.random.default_rng(5)
+    A = _columns(rng, np.float64)
+    args = (A,) if fn is block_rows else (rng.random(A.shape[0]), A)
+    compiled = _check(fn, args, n=A.shape[0])
+    assert _top_loops(compiled) == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_reversed_prefixes_roll(dtype):
+    """durbin: each trip's `np.flip` of a growing prefix lines up with the unreversed
+    prefix it meets (the lanes past the prefix hold values of other trips)."""
+    n = 28
+    r = (np.random.default_rng(6).random(n) * 0.1).astype(dtype)
+    compiled = _check(durbin, (r,), n=n)
+    assert not compiled.runs_eagerly
+    assert _top_loops(compiled) == 1

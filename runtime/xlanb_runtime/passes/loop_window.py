@@ -21,10 +21,12 @@ array; a broadcast scalar holds a value in every lane.  Elementwise ops keep the
 operands' lanes (operands must agree); a reduction or a vector dot over a windowed dim
 first replaces the other lanes by the identity (0 for sums and dots), since they may hold
 anything (inf * 0 is nan), and the dot becomes a multiply and a sum that fuse into one
-loop; a write (`x[a:b] = v` lowers to pads and a select) writes the whole window, x's own
-values in the lanes past the trip's, in the form of a static region update.  Anything else
-on a windowed value (a matrix dot: a BLAS call per trip; a reshape that merges dims, a
-gather, a nested loop) refuses the loop, as does a windowed value that the loop carries or
+loop; so does a vector by a matrix whose free dim is windowed (`data[:, i] @ data[:, i+1:]`:
+the lanes past the trip's hold sums of other columns, which no write keeps); a write
+(`x[a:b] = v` lowers to pads and a select) writes the whole window, x's own values in the
+lanes past the trip's, in the form of a static region update.  Anything else on a windowed
+value (a matrix-by-matrix dot: a BLAS call per trip; a reshape that merges dims, a gather,
+a nested loop) refuses the loop, as does a windowed value that the loop carries or
 returns.  What it costs: each trip works on W lanes where NumPy works on n, about twice the
 work over a triangular loop, and each write makes its array anew (no dynamic region is
 updated in place yet): it pays where NumPy's per-call overhead is most of its time
@@ -127,7 +129,8 @@ class WindowBuilder:
             return self._elementwise(template, inputs)
         handler = {Op.SLICE: self._slice, Op.PAD: self._pad, Op.BROADCAST: self._broadcast,
                    Op.RESHAPE: self._reshape, Op.TRANSPOSE: self._transpose,
-                   Op.REDUCE: self._reduce, Op.DOT: self._dot}.get(op)
+                   Op.REDUCE: self._reduce, Op.DOT: self._dot,
+                   Op.REVERSE: self._reverse}.get(op)
         if handler is None:
             raise NotWindowed(f"{op.value} on a windowed value")
         return handler(offset, template, inputs)
@@ -371,6 +374,30 @@ class WindowBuilder:
         x = inputs[0]
         of = self._of(x)
         return self._keep(B.transpose(x, template.arg), [of[p] for p in template.arg])
+
+    def _reverse(self, offset: int, template: Node, inputs: list[Node]) -> Node:
+        """`np.flip` of a window, its lanes kept where they were: reversed, the trip's n
+        lanes of W would land on the other edge ([0, n) on [W - n, W)), where no operand
+        aligned as the input is lines up with them (durbin's `np.flip(r[:k]) @ y[:k]`).
+        So the reversed window is padded with W lanes on that side and sliced back at
+        W - n (low) or n (high)."""
+        x = inputs[0]
+        node, extents = B.reverse(x, template.arg), list(self._of(x))
+        for d in template.arg:
+            extent = extents[d]
+            if extent is None or extent.align == "all":
+                continue
+            width, n = x.shape[d], self._count(extent.first, extent.step)
+            zero = B.constant(0, x.dtype)
+            low = extent.align == "high"            # the padding goes before the lanes
+            node = B.pad(node, zero, [(width if low and e == d else 0,
+                                       0 if low or e != d else width, 0)
+                                      for e in range(x.ndim)])
+            start = n if low else B.binary(Op.SUB, B.constant(np.int64(width)), n)
+            zeros = B.constant(np.int64(0))
+            node = B.dynamic_slice(node, [start if e == d else zeros for e in range(x.ndim)],
+                                   x.shape)
+        return self._keep(node, extents)
 
     def _reduce(self, offset: int, template: Node, inputs: list[Node]) -> Node:
         kind, axes = template.arg

@@ -1,7 +1,7 @@
 """Constant places back into loop bodies: the last step of `loop-reroll` at each level.
 
 A rolled loop takes the first places of its moving slices and pads as loop inputs, not
-body constants (loop_reroll.py `_first_place_keys`), so that copies of it across the trips
+body constants (loop_body.py `_first_place_keys`), so that copies of it across the trips
 of a loop around it have one body and inputs that count with the outer trip, and the outer
 loop rolls too.  Once no loop around it rolls, an input that is still a scalar constant is
 only a place the body cannot see.  That hides what an inner loop still unrolled in the body

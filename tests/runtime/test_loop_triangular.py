@@ -1,8 +1,10 @@
 """Triangular loop nests (`for i: for j in range(i)`): the inner loop's trip count counts
 with the outer index, so the inner loops roll into one body run a dynamic number of trips
 (`LoopBody.dynamic`), their windows as wide as the arrays, and the outer loop rolls around
-them.  Results and argument contents stay NumPy's; a trip count that does not count
-steadily leaves the nest unrolled, with NumPy's answer."""
+them.  Triangular products roll too: a vector by a block of columns that shrinks with i
+(npbench correlation, covariance) and a reversed prefix by a prefix (durbin).  Results and
+argument contents stay NumPy's; a trip count or width that does not count steadily, or a
+matrix-by-matrix product over a window, leaves the loop unrolled, with NumPy's answer."""
 from __future__ import annotations
 
 import copy

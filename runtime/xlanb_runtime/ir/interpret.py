@@ -59,9 +59,11 @@ def _argreduce(x, kind_axis):
     return (np.argmax if kind == "argmax" else np.argmin)(x, axis=axis).astype(np.int64)
 
 
-def _dot(lhs, rhs, dims):
+def _dot(lhs, rhs, dims, out=None):
     """One matmul (one BLAS call, batched when there are batch dims), as an op-by-op
-    framework would run it: operands are arranged as (batch, free, contract)."""
+    framework would run it: operands are arranged as (batch, free, contract).  `out`: a
+    C-contiguous array of the result's shape and dtype to write it into (the NumPy tier's
+    buffers)."""
     lb, rb, lc, rc = dims
     lfree = [d for d in range(lhs.ndim) if d not in lb + lc]
     rfree = [d for d in range(rhs.ndim) if d not in rb + rc]
@@ -71,6 +73,12 @@ def _dot(lhs, rhs, dims):
     k = size([lhs.shape[d] for d in lc])
     a = np.transpose(lhs, list(lb) + lfree + list(lc)).reshape(size(batch), m, k)
     b = np.transpose(rhs, list(rb) + list(rc) + rfree).reshape(size(batch), k, n)
+    if out is not None:
+        if size(batch) != 1:
+            np.matmul(a, b, out=out.reshape(size(batch), m, n))
+        else:
+            np.matmul(a[0], b[0], out=out.reshape(m, n))
+        return out
     out = np.matmul(a, b) if size(batch) != 1 else np.matmul(a[0], b[0])[None]
     return out.reshape(batch + [lhs.shape[d] for d in lfree] + [rhs.shape[d] for d in rfree])
 

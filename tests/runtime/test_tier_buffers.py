@@ -177,3 +177,27 @@ def numpy_attention_step(w, x, mask, eps=1e-3):
             g[index] = (loss(up) - loss(down)) / (2 * eps)
         grads[name] = g
     return {n: w[n] - 0.1 * grads[n].astype(np.float32) for n in w}, np.float32(loss(w))
+
+
+@pytest.mark.parametrize("case", ["transposed views", "broadcast rows", "two free dims"])
+def test_interpreter_dot_with_and_without_out_matches_einsum(case):
+    """`_dot` runs stacked transposed views through matmul as they are (no copies) where
+    BLAS can read them, and reshapes otherwise; into `out` or not, einsum's answer."""
+    from xlanb_runtime.ir.interpret import _dot
+    rng = np.random.default_rng(4)
+    if case == "transposed views":       # (b, s, h, d) seen as (b, h, s, d), as attention does
+        x = rng.standard_normal((2, 5, 3, 4)).transpose(0, 2, 1, 3)
+        y = rng.standard_normal((2, 5, 3, 4)).transpose(0, 2, 1, 3)
+        dims, spec = ((0, 1), (0, 1), (3,), (3,)), "bhsd,bhtd->bhst"
+    elif case == "broadcast rows":       # a stride-0 matrix: not one BLAS reads in place
+        x = np.broadcast_to(rng.standard_normal((1, 1, 6)), (2, 4, 6))
+        y = rng.standard_normal((2, 6, 3))
+        dims, spec = ((0,), (0,), (2,), (1,)), "bik,bkj->bij"
+    else:
+        x, y = rng.standard_normal((3, 4, 5)), rng.standard_normal((5, 2))
+        dims, spec = ((), (), (2,), (0,)), "abk,kc->abc"
+    want = np.einsum(spec, x, y)
+    np.testing.assert_allclose(_dot(x, y, dims), want, rtol=1e-12)
+    out = np.empty(want.shape)
+    assert _dot(x, y, dims, out) is out
+    np.testing.assert_allclose(out, want, rtol=1e-12)

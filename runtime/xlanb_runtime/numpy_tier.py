@@ -41,6 +41,7 @@ from .passes import OPTIMIZE_PIPELINE, PASSES, PassError
 from .report import CompileReport
 from .tier_buffers import FRESH, UFUNCS, ArenaPool, BufferPlan, plan_buffers
 
+
 def node_call(node) -> Callable:
     """The NumPy callable computing `node` from its operands' values: a ufunc, a library
     call or a loop through the compiled driver's runners, else the interpreter's entry."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from typing import Callable
 
 import numpy as np
@@ -131,7 +132,7 @@ class BufferPlan:
 
 
 def _count(shape) -> int:
-    return int(np.prod(shape, dtype=np.int64))
+    return math.prod(shape)
 
 
 def _roots(graph: Graph):

@@ -104,7 +104,9 @@ class Job:
     `start()`, which the front end calls once the first call has its answer: the worker's
     start-up then does not compete with that call for the CPU."""
 
-    def __init__(self, request: dict, finish: Callable[[dict], None]):
+    def __init__(self, request: dict | Callable[[], dict], finish: Callable[[dict], None]):
+        # `request` may be a function making it: run on the sending thread, after the
+        # first answer (flattening W5's graph: about 1 ms)
         self._request, self._finish, self._event = request, finish, threading.Event()
         self._started = threading.Lock()
         self.sent = threading.Event()          # the worker is running (or failed to start)
@@ -123,9 +125,12 @@ class Job:
 
     def _send(self) -> None:
         try:
+            if callable(self._request):
+                self._request = self._request()
             request_worker = worker()
-        except OSError as error:
-            self.complete({"ok": False, "error": f"cannot start the compile worker: {error}"})
+        except Exception as error:        # noqa: BLE001 - the job fails; the NumPy tier stays
+            self.complete({"ok": False, "error": "cannot start the compile worker: "
+                           f"{type(error).__name__}: {error}"})
             return
         finally:
             self.sent.set()
@@ -273,8 +278,11 @@ def compile_in_background(graph: Graph, target: str, options, settings,
     from .codegen.cache import cache_dir
     worker_flags = dataclasses.replace(settings, xla_dump_to="", xla_trace_to="",
                                        xla_dump_kernels=False, xla_parallel_compile=False)
-    request = {"graph": flatten_graph(graph), "target": target, "options": options,
-               "flags": worker_flags, "cache_dir": str(cache_dir())}
+    directory = str(cache_dir())
+
+    def request() -> dict:
+        return {"graph": flatten_graph(graph), "target": target, "options": options,
+                "flags": worker_flags, "cache_dir": directory}
     return Job(request, switch)
 
 

@@ -7,15 +7,18 @@ The plan is the reference interpreter's table (`ir.interpret.EVAL`) bound node b
 generated Python, like the compiled driver (executable.py), so a call costs one Python
 statement per op and no interpreter dispatch:
 
-    def run(p0, p1):
-        v2 = _np.add(p0, p1)
-        v3 = _e3(_n3, v2)             # a bound table entry: reduce sum over (0,)
-        return (v3,)
+    def run(p0, p1, _b):
+        v2 = _np.add(p0, p1, out=_b[0])
+        v3 = _f3(v2, out=_b[1])        # a bound call: reduce sum over (0,)
+        v4 = _np.exp(v3)               # an output: memory of its own
+        return (v4,)
 
-The first call runs a checked version that compares every value's dtype and shape with its
-node, as the interpreter does; nodes that NumPy types differently (erf computed in float64)
-get a conversion in the fast version built right after.  Outputs are copied only where the
-op may return a view (of an argument, a constant or a read-only broadcast).  Library calls
+Intermediate values are written into an arena of buffers kept from call to call
+(tier_buffers.py): a first call then touches few fresh pages.  The first call runs a
+checked version that compares every value's dtype and shape with its node, as the
+interpreter does; nodes that NumPy types differently (erf computed in float64) get a
+conversion in the fast version built right after.  Outputs are copied only where the op
+may return a view (of an argument, a constant or a read-only broadcast).  Library calls
 and loops go through the compiled driver's own runners, so both tiers call NumPy alike.
 """
 from __future__ import annotations
@@ -36,27 +39,7 @@ from .ir import Graph, Op, print_graph
 from .ir.interpret import EVAL, _convert, is_token
 from .passes import OPTIMIZE_PIPELINE, PASSES, PassError
 from .report import CompileReport
-
-# Ops whose NumPy function maps one to one onto a ufunc: called directly, no table entry.
-UFUNCS = {
-    Op.NEG: "negative", Op.ABS: "absolute", Op.EXP: "exp", Op.EXPM1: "expm1",
-    Op.LOG: "log", Op.LOG1P: "log1p", Op.SQRT: "sqrt", Op.TANH: "tanh", Op.SIN: "sin",
-    Op.COS: "cos", Op.FLOOR: "floor", Op.CEIL: "ceil", Op.NOT: "invert",
-    Op.IS_FINITE: "isfinite", Op.CONJ: "conjugate", Op.ADD: "add", Op.SUB: "subtract",
-    Op.MUL: "multiply", Op.POW: "power", Op.MAX: "maximum", Op.MIN: "minimum",
-    Op.AND: "bitwise_and", Op.OR: "bitwise_or", Op.XOR: "bitwise_xor", Op.ATAN2: "arctan2",
-    Op.EQ: "equal", Op.NE: "not_equal", Op.LT: "less", Op.LE: "less_equal",
-    Op.GT: "greater", Op.GE: "greater_equal", Op.SELECT: "where",
-}
-
-# Ops whose result is always a new array that shares memory with nothing else: a program
-# output made by one needs no copy.  Views (reshape, transpose, slice, broadcast, real),
-# constants, parameters, `round` of integers (returns its input) and library calls (NumPy
-# may return a view of an argument) are copied when returned.
-FRESH = (set(UFUNCS) - {Op.CONJ}) | {
-    Op.SIGN, Op.RSQRT, Op.ERF, Op.ROUND_HALF, Op.DIV, Op.FLOOR_DIV, Op.REM, Op.COMPLEX, Op.CONVERT,
-    Op.REDUCE, Op.ARGREDUCE, Op.SCAN, Op.DOT, Op.GATHER, Op.SCATTER_ADD, Op.CONCATENATE, Op.PAD,
-    Op.DYNAMIC_PAD, Op.RNG_BITS}
+from .tier_buffers import FRESH, UFUNCS, ArenaPool, BufferPlan, plan_buffers
 
 
 def node_call(node) -> Callable:
@@ -83,15 +66,14 @@ def is_tuple_valued(node) -> bool:
 class _Source:
     """Writes one program's Python: a statement per node, its callables bound as globals.
     `fixes`: the node indices whose NumPy result needs a conversion to the node's dtype
-    (found by the checked first call)."""
+    (found by the checked first call); `buffers`: where values are written (`_b`)."""
 
-    def __init__(self, graph: Graph, fixes: set[int]):
-        self.graph, self.fixes = graph, fixes
+    def __init__(self, graph: Graph, fixes: set[int], buffers: BufferPlan):
+        self.graph, self.fixes, self.buffers = graph, fixes, buffers
         self.env: dict = {"_np": np, "_asarray": np.asarray, "_convert": _convert}
         self.names: dict[int, str] = {}
         self.converted: set[int] = set()          # ids of nodes written through _convert
         self.lines: list[str] = []
-        self.reuse = reusable_operands(graph, fixes)
 
     def bind(self, value, prefix: str) -> str:
         name = f"_{prefix}{len(self.env)}"
@@ -111,6 +93,9 @@ class _Source:
             self.names[id(node)] = self.bind(np.asarray(node.arg), "c")
             return
         name = self.names[id(node)] = f"v{index}"
+        if index in self.buffers.slots:
+            self.lines.append(f"{name} = {self.into(index, node)}")
+            return
         expr = self.expression(node)
         if is_tuple_valued(node):
             self.lines.append(f"{name} = {expr}")
@@ -120,11 +105,16 @@ class _Source:
             self.converted.add(id(node))
         elif node.ndim == 0:                    # ufuncs return NumPy scalars for rank 0
             self.lines.append(f"{name} = _asarray({expr})")
-        elif index in self.reuse:               # into a dead operand's array: no new memory
-            into = self.names[id(node.inputs[self.reuse[index]])]
-            self.lines.append(f"{name} = {expr[:-1]}, out={into})")
         else:
             self.lines.append(f"{name} = {expr}")
+
+    def into(self, index: int, node) -> str:
+        """The call writing node `index` into its buffer."""
+        call = self.buffers.calls[index]
+        function = f"_np.{call.__name__}" if isinstance(call, np.ufunc) else \
+            self.bind(call, "f")
+        operands = ", ".join(self.names[id(i)] for i in node.inputs)
+        return f"{function}({operands}, out=_b[{self.buffers.slots[index]}])"
 
     def output(self, node) -> str:
         value = self.names[id(node)]
@@ -137,6 +127,7 @@ class _Source:
         params = [f"p{i}" for i in range(len(self.graph.params))]
         for param, name in zip(self.graph.params, params):
             self.names[id(param)] = name
+        params.append("_b")
         dead = _last_uses(self.graph)
         for index, node in enumerate(self.graph.nodes):
             if node.op is not Op.PARAMETER:
@@ -151,53 +142,6 @@ class _Source:
         code = builtins.compile(source, f"<xlanb numpy tier {self.graph.name}>", "exec")
         exec(code, self.env)
         return self.env["run"], source
-
-
-# Ops whose result may share memory with their first operand (a view, or the operand
-# itself); any op in neither this set nor FRESH may alias any of its operands.
-VIEWS = {Op.RESHAPE, Op.TRANSPOSE, Op.SLICE, Op.BROADCAST, Op.REVERSE, Op.REAL, Op.IMAG,
-         Op.DYNAMIC_SLICE, Op.ROUND, Op.CONJ}
-
-
-def reusable_operands(graph: Graph, fixes: set[int]) -> dict[int, int]:
-    """Node index -> position of an operand whose array the node's ufunc may write its
-    result into (`out=`): an array made by a FRESH op, of the result's shape and dtype,
-    that nothing reads later, neither itself nor any view of it.  Each array's views are
-    tracked by their root (the array they view); parameters, constants and the operands
-    of ops that may alias (library calls, loops) are never written."""
-    nodes = graph.nodes
-    index_of = {id(n): i for i, n in enumerate(nodes)}
-    last = {id(o): len(nodes) for o in graph.outputs}      # outputs live past the end
-    for i, node in enumerate(nodes):
-        for source in node.inputs:
-            last[id(source)] = max(last.get(id(source), -1), i)
-    root: dict[int, int] = {}
-    members: dict[int, list[int]] = {}           # root -> ids of the values sharing it
-    pinned: set[int] = set()
-    reuse: dict[int, int] = {}
-    for i, node in enumerate(nodes):
-        if node.op in UFUNCS and node.op is not Op.SELECT and node.ndim > 0 and \
-                i not in fixes:
-            for position, source in enumerate(node.inputs):
-                r = root.get(id(source))
-                if r is not None and r == id(source) and r not in pinned and \
-                        index_of[r] not in fixes and source.shape == node.shape and \
-                        source.dtype == node.dtype and \
-                        all(last.get(m, -1) <= i for m in members[r]):
-                    reuse[i] = position
-                    break
-        if i in reuse:
-            r = root[id(node.inputs[reuse[i]])]
-        elif node.op in VIEWS:
-            r = root.get(id(node.inputs[0]), id(node))
-        else:
-            r = id(node)
-            if node.op not in FRESH:               # may alias its operands, or is fixed
-                pinned.add(r)
-                pinned.update(root.get(id(s), id(s)) for s in node.inputs)
-        root[id(node)] = r
-        members.setdefault(r, []).append(id(node))
-    return reuse
 
 
 def _last_uses(graph: Graph) -> dict[int, list[int]]:
@@ -220,31 +164,42 @@ def _last_uses(graph: Graph) -> dict[int, list[int]]:
 class NumpyProgram:
     """A graph as a callable: `driver(*arrays)` returns its outputs as the compiled driver
     does.  The first call runs node by node, checking each value against its node; the
-    second builds the straight-line version (thread-safe: both compute the same values)."""
+    second builds the straight-line version (thread-safe: both compute the same values,
+    each call in an arena of its own)."""
 
     def __init__(self, graph: Graph):
         self.graph = graph
         self._fast = None
         self._fixes: set[int] | None = None
+        self._arenas: ArenaPool | None = None
         self._lock = threading.Lock()
         self.source = ""
 
     def driver(self, *args):
         fast = self._fast
-        if fast is not None:
-            return fast(*args)
-        with self._lock:
-            if self._fixes is None:
-                return self._checked_first_call(args)
-            if self._fast is None:
-                self._fast, self.source = _Source(self.graph, self._fixes).build()
-        return self._fast(*args)
+        if fast is None:
+            with self._lock:
+                if self._fixes is None:
+                    return self._checked_first_call(args)
+                if self._fast is None:
+                    self._fast, self.source = _Source(self.graph, self._fixes,
+                                                      self._arenas.plan).build()
+            fast = self._fast
+        arenas = self._arenas
+        buffers = arenas.take()
+        try:
+            return fast(*args, buffers)
+        finally:
+            arenas.give(buffers)
 
     def _checked_first_call(self, args) -> tuple:
         """Run node by node (no source to compile yet: the first answer comes sooner),
         comparing each value's dtype and shape with its node's; a dtype NumPy computes
         differently is converted and remembered for the straight-line version."""
         nodes, fixes = self.graph.nodes, set()
+        plan = plan_buffers(self.graph)
+        arenas = ArenaPool(plan)
+        buffers = arenas.take()
         index_of = {id(n): i for i, n in enumerate(nodes)}
         values: list = [None] * len(nodes)
         for position, param in enumerate(self.graph.params):
@@ -257,13 +212,26 @@ class NumpyProgram:
                 if node.op is Op.CONSTANT:
                     values[i] = np.asarray(node.arg)
                     continue
-                value = node_call(node)(*[values[index_of[id(s)]] for s in node.inputs])
+                operands = [values[index_of[id(s)]] for s in node.inputs]
+                if i in plan.slots:
+                    value = plan.calls[i](*operands, out=buffers[plan.slots[i]])
+                else:
+                    value = node_call(node)(*operands)
                 values[i] = value if is_tuple_valued(node) else _checked(node, value, i, fixes)
                 for j in dead.get(i, ()):
                     values[j] = None
-        outs = tuple(np.array(values[index_of[id(o)]], copy=True) for o in self.graph.outputs)
-        self._fixes = fixes
+        outs = tuple(_returned(o, values[index_of[id(o)]], index_of[id(o)] in fixes)
+                     for o in self.graph.outputs)
+        arenas.give(buffers)
+        self._fixes, self._arenas = fixes, arenas
         return outs
+
+
+def _returned(node, value, converted: bool):
+    """An output as returned: a copy where it may share memory (see `_Source.output`)."""
+    if node.op in FRESH and node.ndim > 0 and not converted:
+        return value
+    return np.array(value, copy=True)
 
 
 def _checked(node, value, index: int, fixes: set[int]):

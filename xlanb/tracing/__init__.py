@@ -10,6 +10,10 @@ from .tracer import (TraceContext, Traced, Tracer, current_context, flatten_args
                      is_array_leaf, trace)
 from . import methods as _methods  # noqa: F401  (attaches operators and methods to Tracer)
 from .source import user_location
+# Used by every trace (the random-state snapshot around the call, the datetime tracer's
+# type tests): imported with the tracer, not inside a process's first trace.
+from .lowering import random_draws as _random_draws  # noqa: F401
+from .datetimes import array as _datetime_array  # noqa: F401
 
 __all__ = ["TraceContext", "Traced", "Tracer", "current_context", "flatten_args",
            "is_array_leaf", "trace", "user_location"]

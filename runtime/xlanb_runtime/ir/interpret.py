@@ -59,20 +59,45 @@ def _argreduce(x, kind_axis):
     return (np.argmax if kind == "argmax" else np.argmin)(x, axis=axis).astype(np.int64)
 
 
-def _dot(lhs, rhs, dims):
+def _dot(lhs, rhs, dims, out=None):
     """One matmul (one BLAS call, batched when there are batch dims), as an op-by-op
-    framework would run it: operands are arranged as (batch, free, contract)."""
+    framework would run it: operands are arranged as (batch, free, contract).  `out`: a
+    C-contiguous array of the result's shape and dtype to write it into (the NumPy tier's
+    buffers)."""
     lb, rb, lc, rc = dims
     lfree = [d for d in range(lhs.ndim) if d not in lb + lc]
     rfree = [d for d in range(rhs.ndim) if d not in rb + rc]
     batch = [lhs.shape[d] for d in lb]
+    if batch and len(lfree) == len(rfree) == len(lc) == 1:
+        # one free and one contracted dim a side: matmul takes the stacked (transposed)
+        # views as they are, as hand-written NumPy does, when each matrix is one BLAS can
+        # read (a unit stride); reshaping them to (batch, m, k) would copy them
+        a = np.transpose(lhs, list(lb) + lfree + list(lc))
+        b = np.transpose(rhs, list(rb) + list(rc) + rfree)
+        if _blas_strided(a) and _blas_strided(b):
+            return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
     size = lambda shape: int(np.prod(shape, dtype=np.int64))   # noqa: E731
     m, n = size([lhs.shape[d] for d in lfree]), size([rhs.shape[d] for d in rfree])
     k = size([lhs.shape[d] for d in lc])
     a = np.transpose(lhs, list(lb) + lfree + list(lc)).reshape(size(batch), m, k)
     b = np.transpose(rhs, list(rb) + list(rc) + rfree).reshape(size(batch), k, n)
+    if out is not None:
+        if size(batch) != 1:
+            np.matmul(a, b, out=out.reshape(size(batch), m, n))
+        else:
+            np.matmul(a[0], b[0], out=out.reshape(m, n))
+        return out
     out = np.matmul(a, b) if size(batch) != 1 else np.matmul(a[0], b[0])[None]
     return out.reshape(batch + [lhs.shape[d] for d in lfree] + [rhs.shape[d] for d in rfree])
+
+
+def _blas_strided(x) -> bool:
+    """Whether each matrix of a stack (the last two dims) is one BLAS reads in place: a
+    unit stride on one side, rows (or columns) apart by a whole number of elements no
+    fewer than their length.  NumPy's matmul runs any other in a loop of its own."""
+    (s0, s1), (n0, n1), size = x.strides[-2:], x.shape[-2:], x.itemsize
+    return (s1 == size and s0 % size == 0 and s0 >= n1 * size) or \
+        (s0 == size and s1 % size == 0 and s1 >= n0 * size)
 
 
 def _broadcast(x, shape, dims):

@@ -15,6 +15,11 @@ import enum
 
 
 class Op(enum.Enum):
+    # Members are singletons, equal only to themselves: hashed by identity (in C) rather
+    # than by Enum's Python-level hash of the name, which every `op in SET` and op-keyed
+    # table lookup paid (0.6 us; tens of thousands in a first call's trace and passes).
+    __hash__ = object.__hash__
+
     # -- leaves -----------------------------------------------------------------------------
     PARAMETER = "parameter"      # arg: index of the flat argument
     CONSTANT = "constant"        # arg: a NumPy array (scalar or small tensor)

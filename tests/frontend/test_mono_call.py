@@ -161,3 +161,41 @@ def test_the_guard_is_the_functions_own_call():
     f.clear_cache()
     assert type(f).__call__ is xlanb.JitFunction.__call__
     np.testing.assert_allclose(f(a), a + 1.0)
+
+
+def test_the_entry_passes_other_argument_counts_and_keywords_to_the_general_path():
+    def fn(a, b=None, p0=2.0):
+        return a * p0 if b is None else a - b * p0
+
+    f = _jit(fn)
+    a, b = RNG.standard_normal(4), RNG.standard_normal(4)
+    for _ in range(2):
+        np.testing.assert_allclose(f(a, b), a - b * 2.0)
+    assert type(f).__call__ is f._mono.entry
+    np.testing.assert_allclose(f(a), a * 2.0)                   # fewer: the last is unset
+    np.testing.assert_allclose(f(a, b, 3.0), a - b * 3.0)       # more: `rest`
+    np.testing.assert_allclose(f(a, b, p0=4.0), a - b * 4.0)    # a keyword named like a slot
+    np.testing.assert_allclose(f(a, b=b), a - b * 2.0)
+    with pytest.raises(TypeError):
+        f(a, b, 1.0, 2.0)                                       # as the function itself
+    np.testing.assert_allclose(f(a, b), a - b * 2.0)
+
+
+def test_a_reshaped_or_retyped_array_misses_the_guard():
+    """ndarray.shape, .dtype and .resize change an array in place: the same object must
+    be checked again, never recognised by identity."""
+    f = _jit(lambda a: a.sum(axis=0))
+    a = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_allclose(f(a), a.sum(axis=0))
+    np.testing.assert_allclose(f(a), a.sum(axis=0))
+    a.shape = (4, 3)
+    assert f._mono((a,)) is mono_call.MISS
+    np.testing.assert_allclose(f(a), a.sum(axis=0))
+    b = np.arange(12.0).reshape(3, 4)
+    f(b)
+    b.dtype = np.int64                              # the same bytes as int64
+    np.testing.assert_array_equal(f(b), b.sum(axis=0))
+    c = np.zeros((3, 4))
+    f(c)
+    c.resize((2, 6), refcheck=False)
+    np.testing.assert_allclose(f(c), c.sum(axis=0))

@@ -8,8 +8,9 @@ step's code and data are then cold).  For a call made only of ndarrays, `make_gu
 one function that checks exactly that signature (type, shape, strides, dtype), that no two
 arguments share a base, and runs the program: one guard, as JavaScript engines' inline
 caches and TorchDynamo's guards do.  Anything else (another signature, a pytree, a Python
-number, a program that writes arguments back or returns several values) returns MISS and
-takes the general path, which stays the reference.
+number, a program that writes arguments back or returns one of them) returns MISS and
+takes the general path, which stays the reference.  A program with several outputs (a
+tuple, a dict) finishes them as the general path does (`Compiled.finish_pure`).
 
 Where the executable offers its driver's parts (`Executable.inline`), the guard holds the
 kernel calls itself: one Python frame per call, and no C-contiguity test of an argument whose
@@ -37,11 +38,11 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
                disabled=None) -> Callable | None:
     """`guard(args) -> result | MISS` for calls of `compiled` with arrays like `args`, or
     None where the general path must run every call (not all ndarrays, arguments written
-    back, several outputs, an over-budget program that runs eagerly).  With `general` (the
+    back or returned, an over-budget program that runs eagerly).  With `general` (the
     jitted function's own `__call__`) and `disabled` (a ContextVar: jit turned off),
-    `guard.entry(self, p0, ..., /, *rest, **kwargs)` is the same guard as a `__call__`, calling
-    `general` where the guard misses."""
-    if not compiled._single or compiled.runs_eagerly or not 0 < len(args) <= MAX_ARGS:
+    `guard.entry(self, p0, ..., /, *rest, **kwargs)` is the same guard as a `__call__`,
+    calling `general` where the guard misses."""
+    if not compiled._pure or compiled.runs_eagerly or not 0 < len(args) <= MAX_ARGS:
         return None
     if any(type(a) is not np.ndarray for a in args):
         return None
@@ -50,19 +51,22 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
         if getattr(executable, "tier", "compiled") == "compiled" else None
     names = _argument_names(len(args), compiled.traced.param_leaves)
     env = {"MISS": MISS, "ND": np.ndarray, "C": compiled, "E": executable,
-           "GENERAL": general, "DISABLED": disabled}
+           "GENERAL": general, "DISABLED": disabled, "FINISH": compiled.finish_pure}
     # MISSED: what a miss does, `return MISS` in the guard, the general path in the entry
     checks = [f"    if len(args) != {len(args)} or C._executable is not E:", "        MISSED",
               f"    {', '.join(names)}{',' if len(args) == 1 else ''} = args"]
     checks += _signature_checks(names, args, env)
     checks += _alias_check(names)
     params = [names[i] for i in compiled.traced.param_leaves]
+    single = compiled._single
     if inline is None:
-        body = [f"    return C._driver({', '.join(params)})[0]{compiled._single_suffix}"]
+        call = f"C._driver({', '.join(params)})"
+        body = [f"    return {call}[0]{compiled._single_suffix}" if single else
+                f"    return FINISH({call})"]
     else:
         env = dict(inline.env, **env)
         body = _inlined_driver(inline, [args[i] for i in compiled.traced.param_leaves],
-                               compiled._single_suffix)
+                               compiled._single_suffix if single else None, compiled)
     lines = ["def guard(args):"] + [line.replace("MISSED", "return MISS") for line in checks]
     lines += body
     if general is not None:         # a call: guarded, counted, or the general path
@@ -127,12 +131,34 @@ def _alias_check(names: list[str]) -> list[str]:
     return lines + [f"    if len({{{owners}}}) != {n}:", "        MISSED"]
 
 
-def _inlined_driver(inline, params: list, suffix: str) -> list[str]:
+def _several_outputs(outs: tuple[str, ...], compiled) -> list[str]:
+    """The return of several outputs: a tuple of distinct arrays as it is (finish_pure
+    costs ~2-3 us on a 64-element optimizer step); else, or where two are one object
+    (distinct_outputs copies one), `FINISH`."""
+    traced = compiled.traced
+    tree = traced.out_tree
+    listed = f"({', '.join(outs)},)"
+    if tree.kind != "tuple" or any(c.kind != "leaf" for c in tree.children) or \
+            len(outs) != len(tree.children) or len(outs) > 4 or \
+            traced.const_outputs or traced.scalar_outputs or \
+            not all(out.isidentifier() for out in outs) or len(set(outs)) < len(outs):
+        return [f"    return FINISH({listed})"]
+    distinct = " and ".join(f"{a} is not {b}" for i, a in enumerate(outs)
+                            for b in outs[i + 1:])
+    return [f"    return {listed} if {distinct} else FINISH({listed})" if distinct else
+            f"    return {listed}"]
+
+
+def _inlined_driver(inline, params: list, suffix: str | None, compiled) -> list[str]:
     """The driver's lines inside the guard: a parameter's C-contiguity test only where the
     guarded strides are not C-contiguous (shape and strides decide the flag).  `suffix`
-    turns a 0-d output into the scalar NumPy returns (`[()]`, `.item()`)."""
+    turns a single 0-d output into the scalar NumPy returns (`[()]`, `.item()`); None:
+    several outputs, finished as the general path does (Compiled.finish_pure)."""
     lines = [f"    {line}" for line, p in zip(inline.prologue, params)
              if not p.flags.c_contiguous]
     lines.append(inline.body.rstrip("\n"))
-    lines.append(f"    return {inline.outs[0]}{suffix}")
+    if suffix is None:
+        lines += _several_outputs(inline.outs, compiled)
+    else:
+        lines.append(f"    return {inline.outs[0]}{suffix}")
     return [line for line in lines if line]

@@ -247,7 +247,13 @@ class Compiled:
                     out.item() if self._single_suffix else out
             return self.finish_pure(self._driver(*arrays))
         params = call_params(self.traced, leaves)
-        outs = finish_call(self.traced, params, leaves, list(self._driver(*params)))
+        return self.finish_writes(params, leaves, self._driver(*params))
+
+    def finish_writes(self, params, leaves, outs) -> object:
+        """An impure program's result from its driver's outputs: what it changed written
+        back into the caller's arrays (`params`, taken from `leaves`), then the caller's
+        own objects where NumPy returns them (the call guard's too, mono_call.py)."""
+        outs = finish_call(self.traced, params, leaves, list(outs))
         return self._unflatten(outs[:self.traced.out_tree.num_leaves])
 
     def finish_pure(self, outs) -> object:

@@ -42,7 +42,10 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     jitted function's own `__call__`) and `disabled` (a ContextVar: jit turned off),
     `guard.entry(self, p0, ..., /, *rest, **kwargs)` is the same guard as a `__call__`,
     calling `general` where the guard misses."""
-    if not compiled._pure or compiled.runs_eagerly or not 0 < len(args) <= MAX_ARGS:
+    traced = compiled.traced
+    pure = compiled._pure
+    if not (pure or _arrays_in(traced)) or compiled.runs_eagerly or \
+            not 0 < len(args) <= MAX_ARGS:
         return None
     if any(type(a) is not np.ndarray for a in args):
         return None
@@ -51,22 +54,26 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
         if getattr(executable, "tier", "compiled") == "compiled" else None
     names = _argument_names(len(args), compiled.traced.param_leaves)
     env = {"MISS": MISS, "ND": np.ndarray, "C": compiled, "E": executable,
-           "GENERAL": general, "DISABLED": disabled, "FINISH": compiled.finish_pure}
+           "GENERAL": general, "DISABLED": disabled,
+           "FINISH": compiled.finish_pure if pure else compiled.finish_writes}
     # MISSED: what a miss does, `return MISS` in the guard, the general path in the entry
     checks = [f"    if len(args) != {len(args)} or C._executable is not E:", "        MISSED",
               f"    {', '.join(names)}{',' if len(args) == 1 else ''} = args"]
     checks += _signature_checks(names, args, env)
-    checks += _alias_check(names)
-    params = [names[i] for i in compiled.traced.param_leaves]
+    checks += _alias_check(names) if pure else _owner_check(names)
+    params = [names[i] for i in traced.param_leaves]
     single = compiled._single
+    # FINISH's arguments before the outputs: the params and leaves finish_writes takes
+    before = "" if pure else f"({', '.join(params)},), ({', '.join(names)},), "
     if inline is None:
         call = f"C._driver({', '.join(params)})"
         body = [f"    return {call}[0]{compiled._single_suffix}" if single else
-                f"    return FINISH({call})"]
+                f"    return FINISH({before}{call})"]
     else:
         env = dict(inline.env, **env)
-        body = _inlined_driver(inline, [args[i] for i in compiled.traced.param_leaves],
-                               compiled._single_suffix if single else None, compiled)
+        body = _inlined_driver(inline, [args[i] for i in traced.param_leaves],
+                               compiled._single_suffix if single else None, compiled,
+                               before)
     lines = ["def guard(args):"] + [line.replace("MISSED", "return MISS") for line in checks]
     lines += body
     if general is not None:         # a call: guarded, counted, or the general path
@@ -131,13 +138,32 @@ def _alias_check(names: list[str]) -> list[str]:
     return lines + [f"    if len({{{owners}}}) != {n}:", "        MISSED"]
 
 
-def _several_outputs(outs: tuple[str, ...], compiled) -> list[str]:
+def _arrays_in(traced) -> bool:
+    """Whether the program takes the caller's arrays themselves (no flattened alias
+    groups, scalars or datetimes converted on the way in: call_params is a selection)."""
+    return not (traced.flat_params or traced.scalar_params or traced.time_params)
+
+
+def _owner_check(names: list[str]) -> list[str]:
+    """find_aliases, exactly, for a program that writes its arguments back: each argument
+    owns its memory or views an ndarray that does, no two share an owner; else the
+    general path (views of a buffer NumPy does not own may overlap unseen)."""
+    lines = []
+    for i, name in enumerate(names):
+        lines += [f"    o{i} = {name} if {name}.base is None else {name}.base",
+                  f"    if type(o{i}) is not ND or not o{i}.flags.owndata:", "        MISSED"]
+    return lines + _alias_check(names)[len(names):]
+
+
+def _several_outputs(outs: tuple[str, ...], compiled, before: str = "") -> list[str]:
     """The return of several outputs: a tuple of distinct arrays as it is (finish_pure
     costs ~2-3 us on a 64-element optimizer step); else, or where two are one object
     (distinct_outputs copies one), `FINISH`."""
     traced = compiled.traced
     tree = traced.out_tree
     listed = f"({', '.join(outs)},)"
+    if before:                                    # written back: finish_writes
+        return [f"    return FINISH({before}{listed})"]
     if tree.kind != "tuple" or any(c.kind != "leaf" for c in tree.children) or \
             len(outs) != len(tree.children) or len(outs) > 4 or \
             traced.const_outputs or traced.scalar_outputs or \
@@ -149,7 +175,8 @@ def _several_outputs(outs: tuple[str, ...], compiled) -> list[str]:
             f"    return {listed}"]
 
 
-def _inlined_driver(inline, params: list, suffix: str | None, compiled) -> list[str]:
+def _inlined_driver(inline, params: list, suffix: str | None, compiled,
+                    before: str = "") -> list[str]:
     """The driver's lines inside the guard: a parameter's C-contiguity test only where the
     guarded strides are not C-contiguous (shape and strides decide the flag).  `suffix`
     turns a single 0-d output into the scalar NumPy returns (`[()]`, `.item()`); None:
@@ -158,7 +185,7 @@ def _inlined_driver(inline, params: list, suffix: str | None, compiled) -> list[
              if not p.flags.c_contiguous]
     lines.append(inline.body.rstrip("\n"))
     if suffix is None:
-        lines += _several_outputs(inline.outs, compiled)
+        lines += _several_outputs(inline.outs, compiled, before)
     else:
         lines.append(f"    return {inline.outs[0]}{suffix}")
     return [line for line in lines if line]

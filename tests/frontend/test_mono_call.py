@@ -7,7 +7,7 @@ import pytest
 
 import xlanb
 from xlanb import mono_call
-from xlanb.errors import ArraySubclassError
+from xlanb.errors import ArraySubclassError, ReadOnlyArrayError
 
 RNG = np.random.default_rng(0)
 
@@ -56,21 +56,73 @@ def test_other_signatures_miss_and_take_the_general_path():
         assert got.dtype == np.asarray(want).dtype, name
 
 
-def test_programs_that_write_back_have_no_guard():
+def test_programs_that_write_back_go_through_the_guard_as_numpy_does():
+    def update(w, g):
+        w -= 0.1 * g
+        return w.sum()
+
+    def step(w, m, g):                  # in place, and the argument itself returned
+        m *= 0.9
+        m += g
+        w -= 0.01 * m
+        return w, m
+
+    f = _jit(update)
+    w, g = np.ones(5), np.arange(5.0)
+    for _ in range(3):
+        f(w, g)
+    assert f._mono is not None and type(f).__call__ is f._mono.entry
+    np.testing.assert_allclose(w, 1 - 3 * 0.1 * np.arange(5.0))    # written back each call
+    s = _jit(step)
+    w, m, g = RNG.standard_normal(6), RNG.standard_normal(6), RNG.standard_normal(6)
+    w_np, m_np = w.copy(), m.copy()
+    for _ in range(4):
+        got = s(w, m, g)
+        want = step(w_np, m_np, g)
+        assert got[0] is w and got[1] is m              # the caller's own arrays
+        np.testing.assert_allclose(w, w_np, rtol=1e-14)
+        np.testing.assert_allclose(m, m_np, rtol=1e-14)
+        np.testing.assert_allclose(want[0], w_np)
+    assert s._mono is not None and type(s).__call__ is s._mono.entry
+    hits = s.cache_info().hits
+    s(w, m, g)
+    assert s.cache_info().hits == hits + 1
+
+
+def test_a_guarded_write_back_refuses_what_the_general_path_refuses():
     def update(w, g):
         w -= 0.1 * g
         return w.sum()
 
     f = _jit(update)
-    w, g = np.ones(5), np.arange(5.0)
+    w, g = np.ones(8), np.arange(8.0)
     f(w, g)
     f(w, g)
-    assert f._mono is None
-    np.testing.assert_allclose(w, 1 - 2 * 0.1 * np.arange(5.0))    # written back twice
-    returned = _jit(lambda a: (a, a + 1))                 # NumPy returns the argument itself
-    a = np.ones(3)
-    returned(a)
-    assert returned._mono is None and returned(a)[0] is a
+    assert f._mono is not None
+    frozen = np.ones(8)
+    frozen.flags.writeable = False
+    with pytest.raises(ReadOnlyArrayError):
+        f(frozen, g)
+    np.testing.assert_array_equal(frozen, 1.0)
+    buffer = bytearray(np.arange(16.0).tobytes())      # memory NumPy does not own
+    first, second = np.frombuffer(buffer), np.frombuffer(buffer)
+    views = (first[:8], second[4:12])                  # overlapping, different owners
+    assert f._mono(views) is mono_call.MISS
+    # overlapping arguments take the general path, which writes back as NumPy does
+    a = np.arange(16.0)
+    b = a.copy()
+    np.testing.assert_allclose(f(a[:8], a[4:12]), update(b[:8], b[4:12]))
+    np.testing.assert_array_equal(a, b)
+    c = np.arange(8.0)
+    d = c.copy()
+    np.testing.assert_allclose(f(c, c), update(d, d))
+    np.testing.assert_array_equal(c, d)
+    raw = bytearray(np.arange(16.0).tobytes())
+    ref = bytearray(raw)
+    got = f(np.frombuffer(raw)[:8], np.frombuffer(raw)[4:12])
+    want = update(np.frombuffer(ref)[:8], np.frombuffer(ref)[4:12])
+    np.testing.assert_allclose(got, want)
+    assert raw == ref
 
 
 SEVERAL = {

@@ -8,9 +8,10 @@ step's code and data are then cold).  For a call made only of ndarrays, `make_gu
 one function that checks exactly that signature (type, shape, strides, dtype), that no two
 arguments share a base, and runs the program: one guard, as JavaScript engines' inline
 caches and TorchDynamo's guards do.  Anything else (another signature, a pytree, a Python
-number, a program that writes arguments back or returns one of them) returns MISS and
-takes the general path, which stays the reference.  A program with several outputs (a
-tuple, a dict) finishes them as the general path does (`Compiled.finish_pure`).
+number) returns MISS and takes the general path, which stays the reference.  Several
+outputs (a tuple, a dict) are finished as the general path does (`Compiled.finish_pure`);
+a program that writes its arguments back or returns one of them writes back and returns
+through `Compiled.finish_writes`, after an owner check that is find_aliases' own.
 
 Where the executable offers its driver's parts (`Executable.inline`), the guard holds the
 kernel calls itself: one Python frame per call, and no C-contiguity test of an argument whose
@@ -37,8 +38,8 @@ MAX_ARGS = 16
 def make_guard(compiled, args: tuple, general: Callable | None = None,
                disabled=None) -> Callable | None:
     """`guard(args) -> result | MISS` for calls of `compiled` with arrays like `args`, or
-    None where the general path must run every call (not all ndarrays, arguments written
-    back or returned, an over-budget program that runs eagerly).  With `general` (the
+    None where the general path must run every call (not all ndarrays, arguments that go
+    in converted, an over-budget program that runs eagerly).  With `general` (the
     jitted function's own `__call__`) and `disabled` (a ContextVar: jit turned off),
     `guard.entry(self, p0, ..., /, *rest, **kwargs)` is the same guard as a `__call__`,
     calling `general` where the guard misses."""

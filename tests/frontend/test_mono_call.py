@@ -89,6 +89,58 @@ def test_programs_that_write_back_go_through_the_guard_as_numpy_does():
     assert s.cache_info().hits == hits + 1
 
 
+def test_write_backs_of_a_step_returning_none_or_one_array_run_inline():
+    def step(w, m, g):
+        m *= 0.9
+        m += g
+        w -= 0.01 * m
+
+    def scaled(w, g):
+        w += g
+        return w * 2.0
+
+    rng = np.random.default_rng(3)
+    for fn, count in ((step, 3), (scaled, 2)):
+        f = _jit(fn)
+        args = [rng.standard_normal(7) for _ in range(count)]
+        mine, theirs = [a.copy() for a in args], [a.copy() for a in args]
+        for _ in range(3):
+            got, want = f(*mine), fn(*theirs)
+            if want is None:
+                assert got is None
+            else:
+                assert got is not mine[0]
+                np.testing.assert_allclose(got, want, rtol=1e-14)
+            for a, b in zip(mine, theirs):
+                np.testing.assert_allclose(a, b, rtol=1e-14)
+        assert "copyto" in f._mono.__code__.co_names, fn.__name__    # inline, no FINISH
+        frozen = [a.copy() for a in mine]
+        frozen[count - 2].flags.writeable = False   # m (w is written first), or w
+        before = [a.copy() for a in frozen]
+        with pytest.raises(ReadOnlyArrayError):
+            f(*frozen)
+        for a, b in zip(frozen, before):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_write_backs_reach_a_non_contiguous_caller_array():
+    """The driver works on a C-ordered copy of an F-ordered or strided argument: the
+    guard must write back into the caller's array, never into that copy."""
+    def fn(a, g):
+        a[0] += g
+        a *= 2.0
+
+    for layout in (np.asfortranarray, lambda v: np.repeat(v, 2, axis=1)[:, ::2]):
+        f = _jit(fn)
+        g = np.arange(4.0)
+        mine, theirs = layout(np.ones((3, 4))), layout(np.ones((3, 4)))
+        for _ in range(3):
+            f(mine, g)
+            fn(theirs, g)
+            np.testing.assert_allclose(mine, theirs, rtol=1e-14)
+        assert f._mono is not None
+
+
 def test_a_guarded_write_back_refuses_what_the_general_path_refuses():
     def update(w, g):
         w -= 0.1 * g

@@ -9,7 +9,12 @@ Every kernel's xlanb result is checked against NumPy (dtype-appropriate allclose
 anything is timed; a mismatch is reported and fails the run.  Medians of interleaved runs
 (the implementations timed round-robin, the order reversed every other round so neither
 always runs right after the other; at least --repeats rounds and --min-seconds per kernel,
-../shared/PLATFORM.md).  Printed per kernel: NumPy, xlanb and jax.jit medians (JAX when
+../shared/PLATFORM.md), each timed call preceded by an untimed one of the same
+implementation (--settle 1): it finds the caches as its own last call left them, as in a
+loop.  Without it the order [NumPy, xlanb, JAX] reversed every round never runs xlanb
+right after itself, while NumPy and JAX do so every other round: on a matrix that fits the
+32 MB L3 (2000x2000 f32 GEMV) NumPy took 1.17 ms after itself, 1.25 after xlanb, and xlanb
+1.21 after NumPy, 1.29 after JAX (which streams its own copy).  Printed per kernel: NumPy, xlanb and jax.jit medians (JAX when
 importable; float64 kernels run with jax_enable_x64), NumPy/xlanb and jax/xlanb (> 1: xlanb
 faster; the median of per-round ratios, steadier than a ratio of medians on this VM) with
 the NumPy ratio's interquartile range over rounds (a kernel tied with NumPy, one BLAS call
@@ -41,6 +46,9 @@ if __name__ == "__main__":
     _parser.add_argument("--no-jax", action="store_true", help="skip jax.jit")
     _parser.add_argument("--two-thread-column", action="store_true",
                          help="also run the corpus with 2 threads in a subprocess")
+    _parser.add_argument("--settle", type=int, default=1,
+                         help="untimed calls of the same implementation before each timed "
+                         "one (0: the timed call inherits the caches of whichever ran before)")
     _parser.add_argument("--json", help="write the results to this file")
     _parser.add_argument("--estimator", choices=("median", "min"), default="median",
                          help="min: each implementation's fastest round and ratios of those "
@@ -120,7 +128,8 @@ def measure(kernel, repeats: int, quick: bool) -> dict:
     jax_call = _jax_impl(kernel, args)
     if jax_call is not None:
         impls["jax"] = jax_call
-    times = interleaved_times(impls, repeats, min_seconds=ARGS.min_seconds)
+    times = interleaved_times(impls, repeats, settle=ARGS.settle,
+                              min_seconds=ARGS.min_seconds)
     if ARGS.estimator == "min":
         medians = {name: float(np.min(ts)) for name, ts in times.items()}
         ratios = {other: medians[other] / medians["xlanb"] for other in impls
@@ -195,7 +204,7 @@ def run_two_threads() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "two.json")
         cmd = [sys.executable, __file__, "--threads", "2", "--repeats", str(ARGS.repeats),
-               "--min-seconds", str(ARGS.min_seconds),
+               "--min-seconds", str(ARGS.min_seconds), "--settle", str(ARGS.settle),
                "--filter", ARGS.filter, "--no-jax", "--json", out,
                "--estimator", ARGS.estimator]
         if ARGS.quick:
@@ -226,7 +235,8 @@ def main() -> None:
             json.dump({"threads": ARGS.threads, "bandwidth": bw, "results": results}, f)
     two = run_two_threads() if ARGS.two_thread_column else None
     print(f"{ARGS.estimator}s of at least {ARGS.repeats} interleaved runs and "
-          f"{ARGS.min_seconds:g} s per kernel; ratios > 1: xlanb faster")
+          f"{ARGS.min_seconds:g} s per kernel, {ARGS.settle} untimed call(s) before each; "
+          "ratios > 1: xlanb faster")
     print(format_table(table_rows(results, bw, two)))
     if results:
         print("\n".join(summary(results)))

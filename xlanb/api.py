@@ -245,13 +245,25 @@ class Compiled:
                 out = self._driver(*arrays)[0]
                 return out[()] if self._single_suffix == "[()]" else \
                     out.item() if self._single_suffix else out
-            outs = distinct_outputs(list(self._driver(*arrays)), self.traced.out_tree.num_leaves)
-            for index, value in self.traced.const_outputs.items():
-                outs[index] = value
-            return self._unflatten(as_scalars(self.traced.scalar_outputs, outs))
+            return self.finish_pure(self._driver(*arrays))
         params = call_params(self.traced, leaves)
-        outs = finish_call(self.traced, params, leaves, list(self._driver(*params)))
+        return self.finish_writes(params, leaves, self._driver(*params))
+
+    def finish_writes(self, params, leaves, outs) -> object:
+        """An impure program's result from its driver's outputs: what it changed written
+        back into the caller's arrays (`params`, taken from `leaves`), then the caller's
+        own objects where NumPy returns them (the call guard's too, mono_call.py)."""
+        outs = finish_call(self.traced, params, leaves, list(outs))
         return self._unflatten(outs[:self.traced.out_tree.num_leaves])
+
+    def finish_pure(self, outs) -> object:
+        """A pure program's result from its driver's outputs: no array returned twice,
+        constants and scalars as NumPy returns them, in the output pytree (the call
+        guard's too, mono_call.py)."""
+        outs = distinct_outputs(list(outs), self.traced.out_tree.num_leaves)
+        for index, value in self.traced.const_outputs.items():
+            outs[index] = value
+        return self._unflatten(as_scalars(self.traced.scalar_outputs, outs))
 
     def as_text(self) -> str:
         return self.executable.as_text()

@@ -8,8 +8,10 @@ step's code and data are then cold).  For a call made only of ndarrays, `make_gu
 one function that checks exactly that signature (type, shape, strides, dtype), that no two
 arguments share a base, and runs the program: one guard, as JavaScript engines' inline
 caches and TorchDynamo's guards do.  Anything else (another signature, a pytree, a Python
-number, a program that writes arguments back or returns several values) returns MISS and
-takes the general path, which stays the reference.
+number) returns MISS and takes the general path, which stays the reference.  Several
+outputs (a tuple, a dict) are finished as the general path does (`Compiled.finish_pure`);
+a program that writes its arguments back or returns one of them writes back and returns
+through `Compiled.finish_writes`, after an owner check that is find_aliases' own.
 
 Where the executable offers its driver's parts (`Executable.inline`), the guard holds the
 kernel calls itself: one Python frame per call, and no C-contiguity test of an argument whose
@@ -29,52 +31,77 @@ from typing import Callable
 import numpy as np
 
 MISS = object()                 # the guard did not match: take the general path
+UNSET = object()                # an entry's argument the call did not pass
 MAX_ARGS = 16
 
 
 def make_guard(compiled, args: tuple, general: Callable | None = None,
                disabled=None) -> Callable | None:
     """`guard(args) -> result | MISS` for calls of `compiled` with arrays like `args`, or
-    None where the general path must run every call (not all ndarrays, arguments written
-    back, several outputs, an over-budget program that runs eagerly).  With `general` (the
+    None where the general path must run every call (not all ndarrays, arguments that go
+    in converted, an over-budget program that runs eagerly).  With `general` (the
     jitted function's own `__call__`) and `disabled` (a ContextVar: jit turned off),
-    `guard.entry(self, *args, **kwargs)` is the same guard as a `__call__`, calling
-    `general` where the guard misses."""
-    if not compiled._single or compiled.runs_eagerly or not 0 < len(args) <= MAX_ARGS:
+    `guard.entry(self, p0, ..., /, *rest, **kwargs)` is the same guard as a `__call__`,
+    calling `general` where the guard misses."""
+    traced = compiled.traced
+    pure = compiled._pure
+    if not (pure or _arrays_in(traced)) or compiled.runs_eagerly or \
+            not 0 < len(args) <= MAX_ARGS:
         return None
     if any(type(a) is not np.ndarray for a in args):
         return None
     executable = compiled._executable
     inline = getattr(executable, "inline", None) \
         if getattr(executable, "tier", "compiled") == "compiled" else None
+    if not pure and any(not args[i].flags.c_contiguous for i in traced.param_leaves):
+        inline = None       # the prologue's C-ordered copy would take the caller's name:
+        # writes back must reach the caller's array, so the driver copies on its own
     names = _argument_names(len(args), compiled.traced.param_leaves)
     env = {"MISS": MISS, "ND": np.ndarray, "C": compiled, "E": executable,
-           "GENERAL": general, "DISABLED": disabled}
+           "GENERAL": general, "DISABLED": disabled,
+           "FINISH": compiled.finish_pure if pure else compiled.finish_writes}
     # MISSED: what a miss does, `return MISS` in the guard, the general path in the entry
     checks = [f"    if len(args) != {len(args)} or C._executable is not E:", "        MISSED",
               f"    {', '.join(names)}{',' if len(args) == 1 else ''} = args"]
     checks += _signature_checks(names, args, env)
-    checks += _alias_check(names)
-    params = [names[i] for i in compiled.traced.param_leaves]
+    checks += _alias_check(names) if pure else _owner_check(names)
+    params = [names[i] for i in traced.param_leaves]
+    single = compiled._single
+    # FINISH's arguments before the outputs: the params and leaves finish_writes takes
+    before = "" if pure else f"({', '.join(params)},), ({', '.join(names)},), "
     if inline is None:
-        body = [f"    return C._driver({', '.join(params)})[0]{compiled._single_suffix}"]
+        call = f"C._driver({', '.join(params)})"
+        body = [f"    return {call}[0]{compiled._single_suffix}" if single else
+                f"    return FINISH({before}{call})"]
     else:
         env = dict(inline.env, **env)
-        body = _inlined_driver(inline, [args[i] for i in compiled.traced.param_leaves],
-                               compiled._single_suffix)
+        body = _inlined_driver(inline, [args[i] for i in traced.param_leaves],
+                               compiled._single_suffix if single else None, compiled,
+                               before, params)
     lines = ["def guard(args):"] + [line.replace("MISSED", "return MISS") for line in checks]
     lines += body
     if general is not None:         # a call: guarded, counted, or the general path
-        miss = "return GENERAL(self, *args, **kwargs)"
-        lines += ["def entry(self, *args, **kwargs):",
-                  "    if kwargs or DISABLED.get():", f"        {miss}"]
-        lines += [line.replace("MISSED", miss) for line in checks]
-        lines += ["    self._hits += 1"] + body
+        lines += _entry(names, checks[3:], env) + ["    self._hits += 1"] + body
     exec(compile("\n".join(lines) + "\n", "<xlanb call guard>", "exec"), env)
     guard = env["guard"]
     guard.compiled, guard.executable = compiled, executable
     guard.entry = env.get("entry")
     return guard
+
+
+def _entry(names: list[str], signature: list[str], env: dict) -> list[str]:
+    """`entry(self, p0=UNSET, ..., /, *rest, **kwargs)`: the arguments arrive as the
+    names the checks read, not packed into a tuple and unpacked again (~0.1-0.3 us a
+    call).  Positional-only, so a keyword named like one of them stays a keyword; a call
+    with fewer arguments leaves the last one UNSET, more fill `rest`: both miss."""
+    env["UNSET"] = UNSET
+    listed = ", ".join(names)
+    miss = f"return GENERAL(self, {listed})"
+    return [f"def entry(self, {', '.join(f'{n}=UNSET' for n in names)}, /, *rest, **kwargs):",
+            f"    if rest or kwargs or {names[-1]} is UNSET or DISABLED.get() or "
+            "C._executable is not E:",
+            f"        return GENERAL(self, *[a for a in ({listed},) if a is not UNSET], "
+            "*rest, **kwargs)"] + [line.replace("MISSED", miss) for line in signature]
 
 
 def is_stale(guard: Callable, compiled) -> bool:
@@ -115,12 +142,76 @@ def _alias_check(names: list[str]) -> list[str]:
     return lines + [f"    if len({{{owners}}}) != {n}:", "        MISSED"]
 
 
-def _inlined_driver(inline, params: list, suffix: str) -> list[str]:
+def _arrays_in(traced) -> bool:
+    """Whether the program takes the caller's arrays themselves (no flattened alias
+    groups, scalars or datetimes converted on the way in: call_params is a selection)."""
+    return not (traced.flat_params or traced.scalar_params or traced.time_params)
+
+
+def _owner_check(names: list[str]) -> list[str]:
+    """find_aliases, exactly, for a program that writes its arguments back: each argument
+    owns its memory or views an ndarray that does, no two share an owner; else the
+    general path (views of a buffer NumPy does not own may overlap unseen)."""
+    lines = []
+    for i, name in enumerate(names):
+        lines += [f"    o{i} = {name} if {name}.base is None else {name}.base",
+                  f"    if type(o{i}) is not ND or not o{i}.flags.owndata:", "        MISSED"]
+    return lines + _alias_check(names)[len(names):]
+
+
+def _several_outputs(outs: tuple[str, ...], compiled, before: str = "",
+                     params: list[str] = ()) -> list[str]:
+    """The return of several outputs: a tuple of distinct arrays as it is (finish_pure
+    costs ~2-3 us on a 64-element optimizer step); else, or where two are one object
+    (distinct_outputs copies one), `FINISH`."""
+    traced = compiled.traced
+    tree = traced.out_tree
+    listed = f"({', '.join(outs)},)"
+    if before:                                    # written back: finish_writes
+        return _written_back(outs, compiled, before, listed, params)
+    if tree.kind != "tuple" or any(c.kind != "leaf" for c in tree.children) or \
+            len(outs) != len(tree.children) or len(outs) > 4 or \
+            traced.const_outputs or traced.scalar_outputs or \
+            not all(out.isidentifier() for out in outs) or len(set(outs)) < len(outs):
+        return [f"    return FINISH({listed})"]
+    distinct = " and ".join(f"{a} is not {b}" for i, a in enumerate(outs)
+                            for b in outs[i + 1:])
+    return [f"    return {listed} if {distinct} else FINISH({listed})" if distinct else
+            f"    return {listed}"]
+
+
+def _written_back(outs: tuple[str, ...], compiled, before: str, listed: str,
+                  params: list[str]) -> list[str]:
+    """The end of a program that writes arguments back and returns None or one array: its
+    writeback copies inline (finish_writes costs ~3.9 us on a 64-element momentum step,
+    its two copies ~1 us); read-only arguments still go to FINISH, which raises before
+    writing any.  Anything more (returned arguments, scalars, effects) is FINISH's."""
+    traced = compiled.traced
+    tree = traced.out_tree
+    sources = [outs[o] for _, o in traced.writebacks]
+    if tree.kind not in ("none", "leaf") or traced.arg_outputs or traced.const_outputs or \
+            traced.scalar_outputs or traced.time_outputs or traced.bytes_outputs or \
+            traced.effects or not all(out.isidentifier() for out in outs):
+        return [f"    return FINISH({before}{listed})"]
+    targets = [params[p] for p, _ in traced.writebacks]
+    writeable = " and ".join(f"{t}.flags.writeable" for t in targets)
+    lines = [f"    if not ({writeable}):", f"        return FINISH({before}{listed})"]
+    lines += [f"    np.copyto({t}, {src}, casting='unsafe')"
+              for t, src in zip(targets, sources)]
+    return lines + ["    return None" if tree.kind == "none" else f"    return {outs[0]}"]
+
+
+def _inlined_driver(inline, params: list, suffix: str | None, compiled,
+                    before: str = "", param_names: list[str] = ()) -> list[str]:
     """The driver's lines inside the guard: a parameter's C-contiguity test only where the
     guarded strides are not C-contiguous (shape and strides decide the flag).  `suffix`
-    turns a 0-d output into the scalar NumPy returns (`[()]`, `.item()`)."""
+    turns a single 0-d output into the scalar NumPy returns (`[()]`, `.item()`); None:
+    several outputs, finished as the general path does (Compiled.finish_pure)."""
     lines = [f"    {line}" for line, p in zip(inline.prologue, params)
              if not p.flags.c_contiguous]
     lines.append(inline.body.rstrip("\n"))
-    lines.append(f"    return {inline.outs[0]}{suffix}")
+    if suffix is None:
+        lines += _several_outputs(inline.outs, compiled, before, param_names)
+    else:
+        lines.append(f"    return {inline.outs[0]}{suffix}")
     return [line for line in lines if line]

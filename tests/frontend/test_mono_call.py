@@ -7,7 +7,7 @@ import pytest
 
 import xlanb
 from xlanb import mono_call
-from xlanb.errors import ArraySubclassError
+from xlanb.errors import ArraySubclassError, ReadOnlyArrayError
 
 RNG = np.random.default_rng(0)
 
@@ -56,20 +56,171 @@ def test_other_signatures_miss_and_take_the_general_path():
         assert got.dtype == np.asarray(want).dtype, name
 
 
-def test_programs_that_write_back_or_return_several_values_have_no_guard():
+def test_programs_that_write_back_go_through_the_guard_as_numpy_does():
+    def update(w, g):
+        w -= 0.1 * g
+        return w.sum()
+
+    def step(w, m, g):                  # in place, and the argument itself returned
+        m *= 0.9
+        m += g
+        w -= 0.01 * m
+        return w, m
+
+    f = _jit(update)
+    w, g = np.ones(5), np.arange(5.0)
+    for _ in range(3):
+        f(w, g)
+    assert f._mono is not None and type(f).__call__ is f._mono.entry
+    np.testing.assert_allclose(w, 1 - 3 * 0.1 * np.arange(5.0))    # written back each call
+    s = _jit(step)
+    w, m, g = RNG.standard_normal(6), RNG.standard_normal(6), RNG.standard_normal(6)
+    w_np, m_np = w.copy(), m.copy()
+    for _ in range(4):
+        got = s(w, m, g)
+        want = step(w_np, m_np, g)
+        assert got[0] is w and got[1] is m              # the caller's own arrays
+        np.testing.assert_allclose(w, w_np, rtol=1e-14)
+        np.testing.assert_allclose(m, m_np, rtol=1e-14)
+        np.testing.assert_allclose(want[0], w_np)
+    assert s._mono is not None and type(s).__call__ is s._mono.entry
+    hits = s.cache_info().hits
+    s(w, m, g)
+    assert s.cache_info().hits == hits + 1
+
+
+def test_write_backs_of_a_step_returning_none_or_one_array_run_inline():
+    def step(w, m, g):
+        m *= 0.9
+        m += g
+        w -= 0.01 * m
+
+    def scaled(w, g):
+        w += g
+        return w * 2.0
+
+    rng = np.random.default_rng(3)
+    for fn, count in ((step, 3), (scaled, 2)):
+        f = _jit(fn)
+        args = [rng.standard_normal(7) for _ in range(count)]
+        mine, theirs = [a.copy() for a in args], [a.copy() for a in args]
+        for _ in range(3):
+            got, want = f(*mine), fn(*theirs)
+            if want is None:
+                assert got is None
+            else:
+                assert got is not mine[0]
+                np.testing.assert_allclose(got, want, rtol=1e-14)
+            for a, b in zip(mine, theirs):
+                np.testing.assert_allclose(a, b, rtol=1e-14)
+        assert "copyto" in f._mono.__code__.co_names, fn.__name__    # inline, no FINISH
+        frozen = [a.copy() for a in mine]
+        frozen[count - 2].flags.writeable = False   # m (w is written first), or w
+        before = [a.copy() for a in frozen]
+        with pytest.raises(ReadOnlyArrayError):
+            f(*frozen)
+        for a, b in zip(frozen, before):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_write_backs_reach_a_non_contiguous_caller_array():
+    """The driver works on a C-ordered copy of an F-ordered or strided argument: the
+    guard must write back into the caller's array, never into that copy."""
+    def fn(a, g):
+        a[0] += g
+        a *= 2.0
+
+    for layout in (np.asfortranarray, lambda v: np.repeat(v, 2, axis=1)[:, ::2]):
+        f = _jit(fn)
+        g = np.arange(4.0)
+        mine, theirs = layout(np.ones((3, 4))), layout(np.ones((3, 4)))
+        for _ in range(3):
+            f(mine, g)
+            fn(theirs, g)
+            np.testing.assert_allclose(mine, theirs, rtol=1e-14)
+        assert f._mono is not None
+
+
+def test_a_guarded_write_back_refuses_what_the_general_path_refuses():
     def update(w, g):
         w -= 0.1 * g
         return w.sum()
 
     f = _jit(update)
-    w, g = np.ones(5), np.arange(5.0)
+    w, g = np.ones(8), np.arange(8.0)
     f(w, g)
     f(w, g)
-    assert f._mono is None
-    np.testing.assert_allclose(w, 1 - 2 * 0.1 * np.arange(5.0))    # written back twice
-    two = _jit(lambda a: (a + 1, a * 2))
-    two(np.ones(3))
-    assert two._mono is None
+    assert f._mono is not None
+    frozen = np.ones(8)
+    frozen.flags.writeable = False
+    with pytest.raises(ReadOnlyArrayError):
+        f(frozen, g)
+    np.testing.assert_array_equal(frozen, 1.0)
+    buffer = bytearray(np.arange(16.0).tobytes())      # memory NumPy does not own
+    first, second = np.frombuffer(buffer), np.frombuffer(buffer)
+    views = (first[:8], second[4:12])                  # overlapping, different owners
+    assert f._mono(views) is mono_call.MISS
+    # overlapping arguments take the general path, which writes back as NumPy does
+    a = np.arange(16.0)
+    b = a.copy()
+    np.testing.assert_allclose(f(a[:8], a[4:12]), update(b[:8], b[4:12]))
+    np.testing.assert_array_equal(a, b)
+    c = np.arange(8.0)
+    d = c.copy()
+    np.testing.assert_allclose(f(c, c), update(d, d))
+    np.testing.assert_array_equal(c, d)
+    raw = bytearray(np.arange(16.0).tobytes())
+    ref = bytearray(raw)
+    got = f(np.frombuffer(raw)[:8], np.frombuffer(raw)[4:12])
+    want = update(np.frombuffer(ref)[:8], np.frombuffer(ref)[4:12])
+    np.testing.assert_allclose(got, want)
+    assert raw == ref
+
+
+SEVERAL = {
+    "a tuple": lambda a, b: (a + 1, a @ b),
+    "a dict with a 0-d result": lambda a, b: {"sum": (a * b.T).sum(), "prod": a @ b},
+    "one value twice": lambda a, b: (a * 2, a * 2),
+    "a constant and a Python number": lambda a, b: (np.zeros(2), (a @ b).sum().item(),
+                                                   np.exp(a).T),
+    "a list of one": lambda a, b: [np.tanh(a)],
+    "a tuple of one": lambda a, b: (np.tanh(a),),
+    "five": lambda a, b: tuple(a * i for i in range(1, 6)),
+    "a nested tuple": lambda a, b: (a + 1, (a @ b, b - 1)),
+}
+
+
+def _assert_same_tree(got, want, where: str) -> None:
+    assert type(got) is type(want), (where, type(got), type(want))
+    if isinstance(want, dict):
+        assert sorted(got) == sorted(want), where
+        for key in want:
+            _assert_same_tree(got[key], want[key], where)
+    elif isinstance(want, (tuple, list)):
+        assert len(got) == len(want), where
+        for g, w in zip(got, want):
+            _assert_same_tree(g, w, where)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=where)
+
+
+@pytest.mark.parametrize("name", list(SEVERAL))
+def test_several_outputs_go_through_the_guard_as_numpy_returns_them(name):
+    fn = SEVERAL[name]
+    f = _jit(fn)
+    a, b = RNG.standard_normal((4, 3)), RNG.standard_normal((3, 4))
+    for call in range(3):                       # the general path, then the guard
+        _assert_same_tree(f(a, b), fn(a, b), f"{name}, call {call}")
+    assert f._mono is not None and type(f).__call__ is f._mono.entry, name
+    hits = f.cache_info().hits
+    f(a, b)
+    assert f.cache_info().hits == hits + 1
+    if name == "one value twice":                # two arrays, as NumPy's, not one twice
+        x, y = f(a, b)
+        assert x is not y
+        x[0, 0] = 99.0
+        assert y[0, 0] == a[0, 0] * 2
+    assert f._mono((a, b.T.copy())) is mono_call.MISS     # another signature still misses
 
 
 def test_free_variables_are_read_each_call():
@@ -161,3 +312,41 @@ def test_the_guard_is_the_functions_own_call():
     f.clear_cache()
     assert type(f).__call__ is xlanb.JitFunction.__call__
     np.testing.assert_allclose(f(a), a + 1.0)
+
+
+def test_the_entry_passes_other_argument_counts_and_keywords_to_the_general_path():
+    def fn(a, b=None, p0=2.0):
+        return a * p0 if b is None else a - b * p0
+
+    f = _jit(fn)
+    a, b = RNG.standard_normal(4), RNG.standard_normal(4)
+    for _ in range(2):
+        np.testing.assert_allclose(f(a, b), a - b * 2.0)
+    assert type(f).__call__ is f._mono.entry
+    np.testing.assert_allclose(f(a), a * 2.0)                   # fewer: the last is unset
+    np.testing.assert_allclose(f(a, b, 3.0), a - b * 3.0)       # more: `rest`
+    np.testing.assert_allclose(f(a, b, p0=4.0), a - b * 4.0)    # a keyword named like a slot
+    np.testing.assert_allclose(f(a, b=b), a - b * 2.0)
+    with pytest.raises(TypeError):
+        f(a, b, 1.0, 2.0)                                       # as the function itself
+    np.testing.assert_allclose(f(a, b), a - b * 2.0)
+
+
+def test_a_reshaped_or_retyped_array_misses_the_guard():
+    """ndarray.shape, .dtype and .resize change an array in place: the same object must
+    be checked again, never recognised by identity."""
+    f = _jit(lambda a: a.sum(axis=0))
+    a = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_allclose(f(a), a.sum(axis=0))
+    np.testing.assert_allclose(f(a), a.sum(axis=0))
+    a.shape = (4, 3)
+    assert f._mono((a,)) is mono_call.MISS
+    np.testing.assert_allclose(f(a), a.sum(axis=0))
+    b = np.arange(12.0).reshape(3, 4)
+    f(b)
+    b.dtype = np.int64                              # the same bytes as int64
+    np.testing.assert_array_equal(f(b), b.sum(axis=0))
+    c = np.zeros((3, 4))
+    f(c)
+    c.resize((2, 6), refcheck=False)
+    np.testing.assert_allclose(f(c), c.sum(axis=0))

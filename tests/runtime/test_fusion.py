@@ -525,7 +525,8 @@ def test_matrix_vector_products_call_blas_on_the_1d_vector(side):
     graph = parse_graph(text)
     args = random_args(graph, np.random.default_rng(5))
     executable = runtime.compile(graph)
-    call = next(line for line in executable.driver_source.splitlines() if "np.matmul" in line)
+    call = next(line for line in executable.driver_source.splitlines()
+                if "np.dot" in line or "np.matmul" in line)
     assert ".reshape(" not in call, call
     assert "out=" not in call and "_empty" not in executable.driver_source   # NumPy allocates
     for got, want in zip(executable.run(args), interpret(graph, args)):
@@ -534,11 +535,71 @@ def test_matrix_vector_products_call_blas_on_the_1d_vector(side):
 
 def test_small_matmul_chains_are_numpys_own_calls():
     """A small intermediate product (<= SMALL_MATMUL_BYTES) and the returned one are
-    `b = np.matmul(x, y)`: no arena lookup, no out= (NumPy's allocator recycles them)."""
+    `b = np.dot(x, y)` (np.matmul's BLAS call without its ufunc machinery, the same bits):
+    no arena lookup, no out= (NumPy's allocator recycles them)."""
     import xlanb
     rng = np.random.default_rng(3)
     a, b, c = (rng.standard_normal((64, 64)) for _ in range(3))
     compiled = xlanb.jit(lambda a, b, c: a @ b @ c, tiered=False).lower(a, b, c).compile()
     source = compiled.executable.driver_source
-    assert source.count("np.matmul") == 2 and "out=" not in source and "_scratch" not in source
-    np.testing.assert_allclose(compiled(a, b, c), a @ b @ c, rtol=1e-12)
+    assert source.count("np.dot") == 2 and "out=" not in source and "_scratch" not in source
+    np.testing.assert_array_equal(compiled(a, b, c), a @ b @ c)
+
+
+def _blas_calls(source: str) -> list[str]:
+    return re.findall(r"np\.(?:dot|matmul)\(", source)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_2d_dots_call_np_dot_with_numpys_bits(dtype):
+    """2-D and matrix-vector dots of contiguous operands run as np.dot, the BLAS call
+    np.matmul makes: the results equal NumPy's `@` on the driver's C-contiguous operands
+    bit for bit (its prologue copies other layouts), also into an arena buffer (out=)
+    and with an epilogue."""
+    import xlanb
+    rng = np.random.default_rng(7)
+    make = lambda *shape: (rng.standard_normal(shape) + (1j * rng.standard_normal(shape)
+                           if np.dtype(dtype).kind == "c" else 0)).astype(dtype)
+    a, b, c, x = make(33, 17), make(17, 9), make(9, 33), make(17)
+    programs = {
+        "chain": (lambda a, b, c: a @ b @ c, (a, b, c)),
+        "gemv": (lambda a, x: a @ x, (a, x)),
+        "vector times matrix": (lambda a, x: (a @ x) @ a, (a, x)),
+        "transposed": (lambda a, b: a.T @ (a @ b), (a, b)),
+        "quadratic forms": (lambda a, b: ((a @ b) * (a @ b)).sum(axis=1), (a, b)),
+        "gram": (lambda a: a.T @ a, (a,)),
+    }
+    layouts = {"C": lambda v: v, "F": np.asfortranarray,
+               "strided": lambda v: np.repeat(v, 2, axis=-1)[..., ::2]}
+    for name, (fn, args) in programs.items():
+        for layout, relayout in layouts.items():
+            f = xlanb.jit(fn, tiered=False)
+            call_args = tuple(relayout(v) for v in args)
+            want = fn(*call_args)
+            # the bits of NumPy's `@` on the C-contiguous arrays the driver hands BLAS
+            # (the prologue's copy: BLAS then sums an F-ordered gemv in another order)
+            want_bits = fn(*map(np.ascontiguousarray, call_args))
+            rtol = 1e-4 if np.dtype(dtype) == np.float32 else 1e-12
+            for _ in range(2):                   # the general path, then the guard
+                got = f(*call_args)
+                assert got.dtype == want.dtype, (name, layout)
+                np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol,
+                                           err_msg=f"{name}, {layout}")
+                if name != "quadratic forms":    # (the reduction sums in its own order)
+                    np.testing.assert_array_equal(got, want_bits, err_msg=f"{name}, {layout}")
+            source = f.last_compiled.executable.driver_source
+            assert "np.dot(" in _blas_calls(source), (name, source)
+
+
+def test_batched_and_other_dtype_dots_keep_np_matmul():
+    """np.dot is not batched, and outside BLAS dtypes each function loops in its own
+    order: those stay np.matmul."""
+    import xlanb
+    rng = np.random.default_rng(8)
+    batched = rng.standard_normal((4, 5, 6)), rng.standard_normal((4, 6, 3))
+    ints = rng.integers(-9, 9, (5, 6)), rng.integers(-9, 9, (6, 3))
+    for a, b in (batched, ints):
+        f = xlanb.jit(lambda a, b: a @ b, tiered=False)
+        np.testing.assert_array_equal(f(a, b), a @ b)
+        assert "np.dot(" not in _blas_calls(f.last_compiled.executable.driver_source)
+

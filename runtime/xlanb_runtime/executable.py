@@ -431,9 +431,9 @@ class DriverBuilder:
             # a matrix times a vector as 1-D operands: NumPy calls BLAS gemv (a gemm with
             # one column is a few % slower on a bandwidth-bound 2000x2000 matrix)
             if out_shape[1] == 1 and out_shape[0] > 1:
-                rhs_shape, out_shape = (rhs.shape[-2],), (out_shape[0],)
+                rhs_shape, out_shape = (rhs.matrix[0],), (out_shape[0],)
             elif out_shape[0] == 1 and out_shape[1] > 1:
-                lhs_shape, out_shape = (lhs.shape[-1],), (out_shape[1],)
+                lhs_shape, out_shape = (lhs.matrix[1],), (out_shape[1],)
         return (self.matmul_operand(lhs, flat, lhs_shape),
                 self.matmul_operand(rhs, flat, rhs_shape), tuple(out_shape))
 

@@ -533,6 +533,23 @@ def test_matrix_vector_products_call_blas_on_the_1d_vector(side):
         assert_close(got, want, n=300, scale=graph_scale(graph, args))
 
 
+@pytest.mark.parametrize("name", ["column.T @ B", "C @ row.T", "column.T @ B + 1"])
+def test_a_transposed_column_or_row_dots_as_its_vector(name):
+    """A (k, 1) column read transposed, or a (1, k) row, is handed to BLAS as its 1-D
+    vector of k elements (the driver once reshaped it to the untransposed view's last
+    dim, 1: a ValueError)."""
+    import xlanb
+    rng = np.random.default_rng(9)
+    a, b, c = rng.random((30, 22)), rng.random((30, 7)), rng.random((5, 22))
+    fn, args = {"column.T @ B": (lambda a, b: a[:, 2:3].T @ b, (a, b)),
+                "C @ row.T": (lambda c, a: c @ a[3:4, :].T, (c, a)),
+                "column.T @ B + 1": (lambda a, b: a[:, 2:3].T @ b + 1.0, (a, b))}[name]
+    got = xlanb.jit(fn, tiered=False)(*args)
+    want = fn(*args)
+    assert got.shape == want.shape
+    assert_close(got, want, n=30)
+
+
 def test_small_matmul_chains_are_numpys_own_calls():
     """A small intermediate product (<= SMALL_MATMUL_BYTES) and the returned one are
     `b = np.dot(x, y)` (np.matmul's BLAS call without its ufunc machinery, the same bits):

@@ -1226,6 +1226,13 @@ class OperandView:
     transposed: bool
     copy: bool
 
+    @property
+    def matrix(self) -> tuple:
+        """(rows, cols) of the matrix np.matmul receives (`shape`'s last two, swapped
+        where `transposed`)."""
+        rows, cols = self.shape[-2:]
+        return (cols, rows) if self.transposed else (rows, cols)
+
 
 def _operand_view(node: Node, batch: list[int], first: list[int], second: list[int]
                   ) -> OperandView:

@@ -165,11 +165,26 @@ def test_dot_is_a_tiled_shared_memory_gemm_with_the_epilogue_before_the_store():
     x, w, b = np.ones((64, 32), np.float32), np.ones((32, 48), np.float32), np.ones(48,
                                                                                  np.float32)
     gen = generated(lambda x, w, b: np.maximum(x @ w + b, 0), x, w, b, kind="dot")
-    assert "cuda.shared.array((TILE, TILE)" in gen.source and "TILE = 16" in gen.source
+    assert "cuda.shared.array((16, TILE)" in gen.source and "TILE = 16" in gen.source
     assert "matmul" not in gen.source
     store = gen.source.rindex("out0[")
     assert gen.source.index("syncthreads") < gen.source.index(">= c0") < store
+    # 12 tiles of 16 x 16: too few blocks for a larger register tile, one output a thread
     assert [(l.blocks, l.threads) for l in gen.launches] == [(4 * 3, (16, 16))]
+    assert "acc0_0" in gen.source and "acc0_1" not in gen.source
+
+
+@pytest.mark.parametrize("m, n, rows", [(512, 1024, 2), (2048, 2048, 4), (128, 512, 1)])
+def test_dot_register_tile_grows_while_every_sm_keeps_two_blocks(m, n, rows):
+    x, w = np.ones((m, 8), np.float32), np.ones((8, n), np.float32)
+    gen = generated(lambda x, w: x @ w, x, w, kind="dot")
+    edge = 16 * rows
+    assert f"cuda.shared.array(({edge}, TILE)" in gen.source
+    assert f"acc{rows - 1}_{rows - 1} " in gen.source and f"acc{rows}_0 " not in gen.source
+    blocks = -(-m // edge) * -(-n // edge)
+    assert gen.launches[0].blocks == min(blocks, GPU.max_blocks)
+    assert rows == GPU.dot_rows or -(-m // (2 * edge)) * -(-n // (2 * edge)) < \
+        GPU.min_dot_blocks
 
 
 def test_full_reduction_is_split_over_blocks_then_finished():

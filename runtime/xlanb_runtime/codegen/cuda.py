@@ -92,16 +92,19 @@ class LaunchPolicy:
     reduce_threads: int = 256  # largest reduction block (a power of two)
     tile: int = 16            # dot tile edge: tile x tile threads per block
     split_blocks: int = 528   # blocks a reduction with few outputs is spread over
+    dot_rows: int = 4         # most outputs per thread along each dot tile edge
+    min_dot_blocks: int = 264  # a dot's register tile shrinks until it has this many blocks
 
     @staticmethod
     def for_gpu(sm_count: int = 132) -> "LaunchPolicy":
-        return LaunchPolicy(max_blocks=32 * sm_count, split_blocks=4 * sm_count)
+        return LaunchPolicy(max_blocks=32 * sm_count, split_blocks=4 * sm_count,
+                            min_dot_blocks=2 * sm_count)
 
 
 # The simulator runs every thread as a Python thread and every barrier as a poll of all of
 # them: few threads, small blocks (the grid-stride loops keep any grid correct).
 SIMULATOR_POLICY = LaunchPolicy(threads=32, max_blocks=2, reduce_threads=8, tile=4,
-                                split_blocks=4)
+                                split_blocks=4, dot_rows=2, min_dot_blocks=1)
 
 
 def launch_policy() -> LaunchPolicy:
@@ -466,9 +469,24 @@ class _CudaCodegen(_Codegen):
         self.emit("w_ //= 2")
         self.depth -= 1
 
+    def dot_rows(self, batch: int, m: int, n: int) -> int:
+        """Outputs per thread along each edge: the largest power of two up to the policy's
+        that still gives every SM two blocks (a register tile reuses each shared-memory load
+        R times, but fewer, larger tiles leave SMs idle on small products)."""
+        rows = self.policy.dot_rows
+        while rows > 1:
+            edge = rows * self.policy.tile
+            if batch * -(-m // edge) * -(-n // edge) >= self.policy.min_dot_blocks:
+                break
+            rows //= 2
+        return rows
+
     def gen_dot(self) -> None:
-        """C[b, i, j] = sum_k A[b, i, k] B[b, k, j], TILE x TILE outputs per block; A and B
-        are read where they lie (batch, free and contracting dims decomposed per load)."""
+        """C[b, i, j] = sum_k A[b, i, k] B[b, k, j]: a block of TILE x TILE threads computes
+        an (R*TILE) x (R*TILE) tile of C, each thread R x R outputs held in registers (rows
+        ty + i*TILE, columns tx + j*TILE: neighbouring threads load and store neighbouring
+        columns); A and B are read where they lie (batch, free and contracting dims
+        decomposed per load), the epilogue runs on each output before its store."""
         k, tile = self.k, self.policy.tile
         dot = k.dot
         lb, rb, lc, rc = dot.arg
@@ -477,18 +495,20 @@ class _CudaCodegen(_Codegen):
         rfree = [d for d in range(rhs.ndim) if d not in rb + rc]
         a, b = self.input_name(lhs), self.input_name(rhs)
         lsizes, rsizes = self.size_names(lhs.shape, "l"), self.size_names(rhs.shape, "r")
-        nb = self.named("size", "nb_", _prod([lhs.shape[d] for d in lb]))
-        nm = self.named("size", "nm_", _prod([lhs.shape[d] for d in lfree]))
-        nn = self.named("size", "nn_", _prod([rhs.shape[d] for d in rfree]))
+        batch, m, n = (_prod([lhs.shape[d] for d in lb]), _prod([lhs.shape[d] for d in lfree]),
+                       _prod([rhs.shape[d] for d in rfree]))
+        nb = self.named("size", "nb_", batch)
+        nm = self.named("size", "nm_", m)
+        nn = self.named("size", "nn_", n)
         nk = self.named("size", "nk_", _prod([lhs.shape[d] for d in lc]))
+        rows = self.dot_rows(batch, m, n)
+        edge = rows * tile
         kind = dot.dtype.kind
         acc_dtype = dot.dtype if kind == "f" else np.dtype(
             {"i": np.int64, "u": np.uint64, "b": np.bool_}[kind])
         zero = "False" if kind == "b" else f"{templates.CAST[acc_dtype.name]}(0)"
         shared_zero = "False" if kind == "b" else f"{templates.CAST[dot.dtype.name]}(0)"
-        product = "(sa_[ty_, kk_] & sb_[kk_, tx_])" if kind == "b" else \
-            "sa_[ty_, kk_] * sb_[kk_, tx_]"
-        combine = "|" if kind == "b" else "+"
+        cast = templates.CAST[dot.dtype.name]
 
         def operand_index(sizes, groups) -> tuple[str, ...]:
             """The operand's index from (flat var, its dims) pairs."""
@@ -499,53 +519,65 @@ class _CudaCodegen(_Codegen):
                     index[d] = name
             return tuple(index)
 
+        def load(shared: str, slot: str, bound: str, buffer: str, index_of) -> None:
+            self.block(f"if {bound}:")
+            self.emit(f"{shared}[{slot}] = {self.at(buffer, index_of())}")
+            self.depth -= 1
+            self.block("else:")
+            self.emit(f"{shared}[{slot}] = {shared_zero}")
+            self.depth -= 1
+
         function = self.begin()
         self.emit("tx_ = cuda.threadIdx.x")
         self.emit("ty_ = cuda.threadIdx.y")
-        self.emit(f"sa_ = cuda.shared.array((TILE, TILE), {templates.CAST[dot.dtype.name]})")
-        self.emit(f"sb_ = cuda.shared.array((TILE, TILE), {templates.CAST[dot.dtype.name]})")
-        self.emit(f"tm_ = ({nm} + TILE - 1) // TILE")
-        self.emit(f"tn_ = ({nn} + TILE - 1) // TILE")
+        self.emit(f"sa_ = cuda.shared.array(({edge}, TILE), {cast})")
+        self.emit(f"sb_ = cuda.shared.array((TILE, {edge}), {cast})")
+        self.emit(f"tm_ = ({nm} + {edge - 1}) // {edge}")
+        self.emit(f"tn_ = ({nn} + {edge - 1}) // {edge}")
         self.block(f"for g_ in range(cuda.blockIdx.x, {nb} * tm_ * tn_, cuda.gridDim.x):")
         self.emit("bb_ = g_ // (tm_ * tn_)")
         self.emit("q_ = g_ - bb_ * (tm_ * tn_)")
-        self.emit("row_ = (q_ // tn_) * TILE + ty_")
-        self.emit("col_ = (q_ % tn_) * TILE + tx_")
-        self.emit(f"acc_ = {zero}")
+        self.emit(f"r0_ = (q_ // tn_) * {edge} + ty_")
+        self.emit(f"c0_ = (q_ % tn_) * {edge} + tx_")
+        pairs = [(i, j) for i in range(rows) for j in range(rows)]
+        for i, j in pairs:
+            self.emit(f"acc{i}_{j} = {zero}")
         self.block(f"for k0_ in range(0, {nk}, TILE):")
         self.emit("ka_ = k0_ + tx_")
-        self.block(f"if row_ < {nm} and ka_ < {nk}:")
-        index = operand_index(lsizes, [("bb_", lb, "lb"), ("row_", lfree, "lm"),
-                                       ("ka_", lc, "lk")])
-        self.emit(f"sa_[ty_, tx_] = {self.at(a, index)}")
-        self.depth -= 1
-        self.block("else:")
-        self.emit(f"sa_[ty_, tx_] = {shared_zero}")
-        self.depth -= 1
+        for i in range(rows):
+            self.emit(f"row_ = r0_ + {i * tile}")
+            load("sa_", f"ty_ + {i * tile}, tx_", f"row_ < {nm} and ka_ < {nk}", a,
+                 lambda: operand_index(lsizes, [("bb_", lb, "lb"), ("row_", lfree, "lm"),
+                                                ("ka_", lc, "lk")]))
         self.emit("kb_ = k0_ + ty_")
-        self.block(f"if kb_ < {nk} and col_ < {nn}:")
-        index = operand_index(rsizes, [("bb_", rb, "rb"), ("kb_", rc, "rk"),
-                                       ("col_", rfree, "rn")])
-        self.emit(f"sb_[ty_, tx_] = {self.at(b, index)}")
-        self.depth -= 1
-        self.block("else:")
-        self.emit(f"sb_[ty_, tx_] = {shared_zero}")
-        self.depth -= 1
+        for j in range(rows):
+            self.emit(f"col_ = c0_ + {j * tile}")
+            load("sb_", f"ty_, tx_ + {j * tile}", f"kb_ < {nk} and col_ < {nn}", b,
+                 lambda: operand_index(rsizes, [("bb_", rb, "rb"), ("kb_", rc, "rk"),
+                                                ("col_", rfree, "rn")]))
         self.emit("cuda.syncthreads()")
-        self.block("for kk_ in range(TILE):")
-        self.emit(f"acc_ = acc_ {combine} {product}")
-        self.depth -= 1
+        for kk in range(tile):       # unrolled: shared-memory addresses become constants
+            for i in range(rows):
+                self.emit(f"a{i}_ = sa_[ty_ + {i * tile}, {kk}]")
+            for j in range(rows):
+                self.emit(f"b{j}_ = sb_[{kk}, tx_ + {j * tile}]")
+            for i, j in pairs:
+                product = f"(a{i}_ & b{j}_)" if kind == "b" else f"a{i}_ * b{j}_"
+                self.emit(f"acc{i}_{j} = acc{i}_{j} {'|' if kind == 'b' else '+'} {product}")
         self.emit("cuda.syncthreads()")
         self.depth -= 1
-        self.block(f"if row_ < {nm} and col_ < {nn}:")
-        out_index = (list(self.decompose("bb_", [lsizes[d] for d in lb], "ob"))
-                     + list(self.decompose("row_", [lsizes[d] for d in lfree], "om"))
-                     + list(self.decompose("col_", [rsizes[d] for d in rfree], "on")))
-        self.dot_var = self._assign(templates.convert("acc_", acc_dtype, dot.dtype))
-        self.write_outputs(k.outputs, tuple(out_index), {}, dot.shape)
-        batch, m, n = (_prod([lhs.shape[d] for d in lb]), _prod([lhs.shape[d] for d in lfree]),
-                       _prod([rhs.shape[d] for d in rfree]))
-        tiles = batch * -(-m // tile) * -(-n // tile)
+        for i, j in pairs:
+            self.emit(f"row_ = r0_ + {i * tile}")
+            self.emit(f"col_ = c0_ + {j * tile}")
+            self.block(f"if row_ < {nm} and col_ < {nn}:")
+            out_index = (list(self.decompose("bb_", [lsizes[d] for d in lb], "ob"))
+                         + list(self.decompose("row_", [lsizes[d] for d in lfree], "om"))
+                         + list(self.decompose("col_", [rsizes[d] for d in rfree], "on")))
+            self.dot_var = self._assign(templates.convert(f"acc{i}_{j}", acc_dtype,
+                                                          dot.dtype))
+            self.write_outputs(k.outputs, tuple(out_index), {}, dot.shape)
+            self.depth -= 1
+        tiles = batch * -(-m // edge) * -(-n // edge)
         if tiles:
             self.launches.append(Launch(function, max(1, min(tiles, self.policy.max_blocks)),
                                         (tile, tile)))

@@ -20,19 +20,19 @@ driver is generated straight-line Python, kept in dumps:
         return (h1,)
 
 `_k3` is the kernel with its launch configuration (`fusion_0[4, 256]`), made once when
-the driver is built.
+the driver is built; its launch parameters are packed on its first call (cuda_launch.py).
 """
 from __future__ import annotations
 
 import inspect
 import threading
 import time
-import warnings
 
 import numpy as np
 
 from .buffers import BufferAssignment, assign_buffers
 from .codegen import cuda as cuda_codegen
+from .cuda_launch import PackedLaunch
 from .dump import ModuleDumper
 from .executable import (CompiledKernel, Executable, all_reduce_call, library_call,
                          library_results_call)
@@ -252,8 +252,8 @@ class CudaDriverBuilder:
             else:
                 call_args.append(self.bind(arg.node.dtype.type(arg.node.arg[()]), "c"))
         for launch in gen.launches:
-            fn = self.bind(_configured(self.functions[kernel.name][launch.function], launch),
-                           "k")
+            fn = self.bind(PackedLaunch(self.functions[kernel.name][launch.function],
+                                        launch), "k")
             self.lines.append(f"{fn}({', '.join(call_args)})   # {kernel.name}")
 
     def emit_host_kernel(self, kernel: Kernel) -> None:
@@ -304,16 +304,6 @@ class CudaDriverBuilder:
         dedicated = sum(int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
                         for block, shape, dtype in self.slots if block is None)
         return self.buffers.pooled_bytes + dedicated + self.constant_bytes
-
-
-def _configured(function, launch: cuda_codegen.Launch):
-    """`function[blocks, threads]`, made once when the driver is built rather than on every
-    call.  Numba warns there about grids under 128 blocks; a split reduction's finishing
-    pass runs one block per output on purpose (it folds a few hundred partials)."""
-    with warnings.catch_warnings():
-        # the message begins with colour codes, hence the leading .*
-        warnings.filterwarnings("ignore", r".*Grid size \d+ will likely")
-        return function[launch.blocks, launch.threads]
 
 
 class CudaExecutable(Executable):

@@ -216,6 +216,7 @@ def simulator_cases() -> dict:
     cases["rng_bits"] = rng_bits
     cases["mlp_train_step"] = mlp_train_step
     cases["copies_equal_inputs_plus_outputs"] = copies_equal_inputs_plus_outputs
+    cases["packed_launches"] = packed_launches
     cases["library_kernels_on_host"] = library_kernels_on_host
     cases["scans"] = scans
     cases["one_row_scans"] = one_row_scans
@@ -319,6 +320,33 @@ def mlp_train_step():
     np.testing.assert_allclose(got_loss, want_loss, rtol=1e-10)
     for k in want_p:
         np.testing.assert_allclose(got_p[k], want_p[k], rtol=1e-10, atol=1e-12)
+
+
+def packed_launches():
+    """Calls after the first launch with parameters packed on the first (cuda_launch.py):
+    new inputs each call, every result NumPy's; under the simulator Numba's launch runs."""
+    import xlanb
+    from xlanb_runtime.codegen.cuda import is_simulator
+    from xlanb_runtime.cuda_launch import PackedLaunch
+
+    def layer_norm(x, gamma):
+        mean = x.mean(axis=-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-5) * gamma
+    compiled = xlanb.jit(layer_norm, target="cuda")
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        x = rng.standard_normal((33, 70)).astype(np.float32)
+        gamma = rng.standard_normal(70).astype(np.float32)
+        np.testing.assert_allclose(compiled(x, gamma), layer_norm(x, gamma), rtol=1e-4,
+                                   atol=1e-5)
+    executable = compiled.last_compiled.executable
+    launchers = [v for v in executable.driver.__globals__.values()
+                 if isinstance(v, PackedLaunch)]
+    assert launchers, executable.driver_source
+    packed = sum(launcher.packed is not None for launcher in launchers)
+    assert packed == (0 if is_simulator() else len(launchers)), (packed, len(launchers))
+    return f"{packed} of {len(launchers)} launches packed"
 
 
 def copies_equal_inputs_plus_outputs():

@@ -140,14 +140,14 @@ def test_launch_configuration_is_made_once_without_the_small_grid_warning():
     one per call cost as much as the launch), and a one-block finishing pass does not
     warn the user about occupancy."""
     from numba import cuda
-    from xlanb_runtime.cuda_executable import _configured
+    from xlanb_runtime.cuda_launch import configured
 
     @cuda.jit
     def kernel(a):
         pass
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        launcher = _configured(kernel, cuda_codegen.Launch("kernel", 1, 32))
+        launcher = configured(kernel, cuda_codegen.Launch("kernel", 1, 32))
     assert (launcher.griddim, launcher.blockdim) == ((1, 1, 1), (32, 1, 1))
 
 

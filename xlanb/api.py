@@ -144,8 +144,11 @@ class Compiled:
         self._switch_lock = threading.Lock()
         self._set_executable(executable)
         self._pure = traced.is_pure and not traced.scalar_params
-        self._single = self._pure and traced.out_tree.num_leaves == 1 and \
+        # one array out, returned as it is (or as the scalar NumPy returns): with Python
+        # numbers among the params too (the call guard converts them itself)
+        self._single_output = traced.is_pure and traced.out_tree.num_leaves == 1 and \
             traced.out_tree.kind == "leaf" and not traced.const_outputs
+        self._single = self._pure and self._single_output
         # how the single output returns: "" (as it is), "[()]" (np.float64 & co.) or
         # ".item()" (a Python number), the suffix the call guards write too
         self._single_suffix = {"numpy": "[()]", "python": ".item()"}.get(
@@ -555,10 +558,10 @@ def _describe_signature(signature) -> str:
 
 
 def _fast_signature(args, kwargs, scalars: bool = True):
-    """(hashable key, leaves) for arguments made only of ndarrays and Python numbers (by
-    type: they are traced) in dicts, lists and tuples, or None: the per-call path then
-    avoids building a PyTreeDef.  The leaves come in `flatten_args` order (positional
-    args, then kwargs; dict keys sorted).  `scalars=False`: ndarrays only."""
+    """(hashable key, leaves) for arguments made only of ndarrays, NumPy scalars (by dtype)
+    and Python numbers (by type: they are traced) in dicts, lists and tuples, or None: the
+    per-call path then avoids building a PyTreeDef.  The leaves come in `flatten_args`
+    order (positional args, then kwargs; dict keys sorted).  `scalars=False`: ndarrays only."""
     leaves: list = []
     try:
         key = (_signature(args, leaves, scalars),
@@ -587,6 +590,9 @@ def _signature(tree, leaves: list, scalars: bool):
     if scalars and kind in _WEAK_SCALARS:
         leaves.append(tree)
         return kind
+    if scalars and isinstance(tree, np.generic):     # a NumPy scalar: a parameter
+        leaves.append(tree)
+        return kind, tree.dtype
     if kind is dict:
         try:
             keys = sorted(tree)

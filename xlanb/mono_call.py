@@ -44,11 +44,12 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     `guard.entry(self, p0, ..., /, *rest, **kwargs)` is the same guard as a `__call__`,
     calling `general` where the guard misses."""
     traced = compiled.traced
-    pure = compiled._pure
+    pure = traced.is_pure
     if not (pure or _arrays_in(traced)) or compiled.runs_eagerly or \
             not 0 < len(args) <= MAX_ARGS:
         return None
-    if any(type(a) is not np.ndarray for a in args):
+    numbers = _number_leaves(traced, args)
+    if numbers is None:
         return None
     executable = compiled._executable
     inline = getattr(executable, "inline", None) \
@@ -56,17 +57,21 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     if not pure and any(not args[i].flags.c_contiguous for i in traced.param_leaves):
         inline = None       # the prologue's C-ordered copy would take the caller's name:
         # writes back must reach the caller's array, so the driver copies on its own
-    names = _argument_names(len(args), compiled.traced.param_leaves)
+    names = _argument_names(len(args), compiled.traced.param_leaves, numbers)
     env = {"MISS": MISS, "ND": np.ndarray, "C": compiled, "E": executable,
-           "GENERAL": general, "DISABLED": disabled,
+           "GENERAL": general, "DISABLED": disabled, "_asarray": np.asarray,
            "FINISH": compiled.finish_pure if pure else compiled.finish_writes}
     # MISSED: what a miss does, `return MISS` in the guard, the general path in the entry
     checks = [f"    if len(args) != {len(args)} or C._executable is not E:", "        MISSED",
               f"    {', '.join(names)}{',' if len(args) == 1 else ''} = args"]
     checks += _signature_checks(names, args, env)
-    checks += _alias_check(names) if pure else _owner_check(names)
-    params = [names[i] for i in traced.param_leaves]
-    single = compiled._single
+    # scalars are values: nothing to alias or write back
+    arrays = [name for name, a in zip(names, args) if type(a) is np.ndarray]
+    checks += _alias_check(arrays) if pure else _owner_check(arrays)
+    params = [numbers.get(i, names[i]) for i in traced.param_leaves]
+    # a Python number goes in as call_params makes it: NumPy's 0-d array of it
+    checks += [f"    {numbers[i]} = _asarray({names[i]})" for i in sorted(numbers)]
+    single = compiled._single and not numbers or pure and compiled._single_output
     # FINISH's arguments before the outputs: the params and leaves finish_writes takes
     before = "" if pure else f"({', '.join(params)},), ({', '.join(names)},), "
     if inline is None:
@@ -75,7 +80,7 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
                 f"    return FINISH({before}{call})"]
     else:
         env = dict(inline.env, **env)
-        body = _inlined_driver(inline, [args[i] for i in traced.param_leaves],
+        body = _inlined_driver(inline, [np.asarray(args[i]) for i in traced.param_leaves],
                                compiled._single_suffix if single else None, compiled,
                                before, params)
     lines = ["def guard(args):"] + [line.replace("MISSED", "return MISS") for line in checks]
@@ -109,18 +114,51 @@ def is_stale(guard: Callable, compiled) -> bool:
     return guard.compiled is compiled and guard.executable is not compiled._executable
 
 
-def _argument_names(count: int, param_leaves) -> list[str]:
+def _number_leaves(traced, args: tuple) -> dict[int, str] | None:
+    """{argument index: the parameter name its 0-d array takes} for the Python numbers
+    among `args`, each a traced parameter (`Traced.scalar_params`); None where an argument
+    is neither an ndarray, a NumPy scalar parameter (it goes in as it is, as in
+    call_params) nor such a number (a static number, a pytree)."""
+    params = {i: j for j, i in enumerate(traced.param_leaves)}
+    numbers = {}
+    for i, a in enumerate(args):
+        if type(a) is np.ndarray or isinstance(a, np.generic) and i in params and \
+                params[i] not in traced.scalar_params:
+            continue
+        if type(a) not in _NUMBERS or params.get(i) not in traced.scalar_params:
+            return None
+        numbers[i] = f"p{params[i]}"
+    return numbers
+
+
+# Python numbers traced as weak-typed 0-d parameters (a bool is static: api._WEAK_SCALARS)
+_NUMBERS = (int, float, complex)
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _argument_names(count: int, param_leaves, numbers: dict[int, str]) -> list[str]:
     """Argument i is named p<j> when it is the program's parameter j (the name the driver's
-    body reads it by), else a<i>."""
+    body reads it by), else a<i> (a Python number too: its 0-d array takes the p<j>)."""
     names = [f"a{i}" for i in range(count)]
     for j, i in enumerate(param_leaves):
-        names[i] = f"p{j}"
+        if i not in numbers:
+            names[i] = f"p{j}"
     return names
 
 
 def _signature_checks(names: list[str], args: tuple, env: dict) -> list[str]:
     lines = []
     for i, (name, a) in enumerate(zip(names, args)):
+        if isinstance(a, np.generic):       # a NumPy scalar: its type and dtype
+            env[f"N{i}"], env[f"D{i}"] = type(a), a.dtype
+            lines += [f"    if type({name}) is not N{i} or {name}.dtype is not D{i}:",
+                      "        MISSED"]
+            continue
+        if type(a) is not np.ndarray:       # a Python number: its type (ints: NumPy's int64)
+            env[f"N{i}"] = type(a)
+            bounds = f" or not {_INT64[0]} <= {name} <= {_INT64[1]}" if type(a) is int else ""
+            lines += [f"    if type({name}) is not N{i}{bounds}:", "        MISSED"]
+            continue
         env[f"S{i}"], env[f"T{i}"], env[f"D{i}"] = a.shape, a.strides, a.dtype
         lines += [f"    if type({name}) is not ND or {name}.shape != S{i} or "
                   f"{name}.strides != T{i} or {name}.dtype is not D{i}:",
@@ -131,7 +169,7 @@ def _signature_checks(names: list[str], args: tuple, env: dict) -> list[str]:
 def _alias_check(names: list[str]) -> list[str]:
     """find_aliases: arrays sharing a base take the general path."""
     n = len(names)
-    if n == 1:
+    if n <= 1:
         return []
     lines = [f"    o{i} = {name} if {name}.base is None else {name}.base"
              for i, name in enumerate(names)]

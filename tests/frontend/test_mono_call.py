@@ -350,3 +350,66 @@ def test_a_reshaped_or_retyped_array_misses_the_guard():
     f(c)
     c.resize((2, 6), refcheck=False)
     np.testing.assert_allclose(f(c), c.sum(axis=0))
+
+
+NUMBER_ARGUMENTS = {"float": 0.5, "int": 3, "complex": 0.5 - 1j, "np.float32": np.float32(0.5),
+                    "np.float64": np.float64(-2.0), "np.int16": np.int16(7)}
+
+
+@pytest.mark.parametrize("name", list(NUMBER_ARGUMENTS))
+def test_number_arguments_go_through_the_guard_as_numpy_promotes_them(name):
+    """Python numbers (traced weak-typed: NEP 50) and NumPy scalars take the guard; the
+    result's values and dtype are NumPy's, for a float32 and a float64 array."""
+    def f(x, a):
+        return np.tanh(x * a + 1)
+    number = NUMBER_ARGUMENTS[name]
+    for dtype in (np.float32, np.float64):
+        jf = _jit(f)
+        x = RNG.standard_normal(40).astype(dtype)
+        jf(x, number)
+        hits = jf._hits
+        y = RNG.standard_normal(40).astype(dtype)
+        want = f(y, number)
+        got = jf(y, number)
+        assert jf._hits == hits + 1 and jf._mono is not None, (name, dtype)
+        assert got.dtype == want.dtype, (name, dtype)
+        tolerance = 1e-6 if got.dtype in (np.float32, np.complex64) else 1e-13
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+
+
+def test_number_arguments_of_another_kind_miss_the_guard():
+    def f(x, a):
+        return x * a
+    jf = _jit(f)
+    x = RNG.standard_normal(8).astype(np.float32)
+    jf(x, 2.0)
+    others = {"an int": 2, "a bool": True, "a NumPy float64": np.float64(2.0),
+              "an int past int64": 1 << 70, "an array": np.float32([2.0])}
+    for name, other in others.items():
+        assert jf._mono((x, other)) is mono_call.MISS, name
+    assert jf._mono((x, 3.0)) is not mono_call.MISS
+    for name, other in others.items():
+        if name == "an int past int64":
+            continue                       # NumPy's object array: not the point here
+        want, got = f(x, other), jf(x, other)
+        np.testing.assert_allclose(got, want, err_msg=name)
+        assert np.asarray(got).dtype == np.asarray(want).dtype, name
+
+
+def test_number_arguments_of_a_write_back_or_returned_keep_the_general_path():
+    def step(w, g, lr):
+        w -= lr * g
+        return w.sum()
+
+    def both(x, a):
+        return x * a, a
+    w, g = RNG.standard_normal(16), RNG.standard_normal(16)
+    w_np = w.copy()
+    jstep, jboth = _jit(step), _jit(both)
+    for _ in range(3):
+        assert np.isclose(jstep(w, g, 0.1), step(w_np, g, 0.1))
+        np.testing.assert_allclose(w, w_np)
+        out, a = jboth(w, 0.25)
+        assert type(a) is float and a == 0.25
+        np.testing.assert_allclose(out, w * 0.25)
+    assert jstep._mono is None and jboth._mono is None

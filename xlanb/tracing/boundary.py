@@ -283,5 +283,6 @@ def as_scalars(scalar_outputs: dict, outs: list) -> list:
     for `x.item()` (`Traced.scalar_outputs`)."""
     for index, kind in scalar_outputs.items():
         value = outs[index]
-        outs[index] = value.item() if kind == "python" else value[()]
+        if isinstance(value, np.ndarray):   # not the caller's own number, returned as is
+            outs[index] = value.item() if kind == "python" else value[()]
     return outs

@@ -234,8 +234,8 @@ def _rewritten(run: list[_Write], decisions: list[str] | None) -> Node | None:
     owner = np.zeros(shape, np.int8)           # 1: a row write's, 2: a column write's
     for w in run:
         owner[w.rows[0]:w.rows[1], w.cols[0]:w.cols[1]] = 2 if w.transposed else 1
-    forms = [_triangle(owner == kind) for kind in (1, 2)]
-    if any(form is False for form in forms):
+    forms = {kind: _triangle(owner == kind) for kind in (1, 2) if (owner == kind).any()}
+    if any(form is None for form in forms.values()):
         return None
     with B.location(last.node.loc):
         new = _emit(first, forms, shape)
@@ -253,27 +253,31 @@ def _rewritten(run: list[_Write], decisions: list[str] | None) -> Node | None:
 
 
 def _triangle(mask: np.ndarray):
-    """(rows, cols, diagonal) such that exactly the elements in `mask` have
-    rows[0] <= p < rows[1], cols[0] <= q < cols[1] and, with diagonal = (s, d),
-    s * (q - p) >= d; None for an empty mask, False where no such form fits it."""
-    if not mask.any():
-        return None
-    rows = np.flatnonzero(mask.any(axis=1))
-    cols = np.flatnonzero(mask.any(axis=0))
-    rows, cols = (int(rows[0]), int(rows[-1]) + 1), (int(cols[0]), int(cols[-1]) + 1)
+    """Terms (a, b, bound), each `a * p + b * q >= bound`, whose conjunction holds for
+    exactly the elements in `mask` (a box, cut by a diagonal where needed; terms that cut
+    nothing dropped: none for a full mask); None where no such form fits."""
     p, q = np.indices(mask.shape, np.int32, sparse=True)
-    box = (p >= rows[0]) & (p < rows[1]) & (q >= cols[0]) & (q < cols[1])
-    if np.array_equal(box, mask):
-        return rows, cols, None
-    for sign in (1, -1):
-        offset = sign * (q - p)
-        diagonal = (sign, int(offset[mask].min()))
-        if np.array_equal(box & (offset >= diagonal[1]), mask):
-            return rows, cols, diagonal
-    return False
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    box = [(1, 0, rows[0]), (-1, 0, -rows[-1]), (0, 1, cols[0]), (0, -1, -cols[-1])]
+    for diagonal in ([], [(-1, 1)], [(1, -1)]):             # none, q - p >= d, p - q >= d
+        terms = box + [(a, b, (a * p + b * q)[mask].min()) for a, b in diagonal]
+        if np.array_equal(_holds(terms, p, q, mask.shape), mask):
+            for term in list(terms):                        # drop what cuts nothing
+                fewer = [t for t in terms if t is not term]
+                if np.array_equal(_holds(fewer, p, q, mask.shape), mask):
+                    terms = fewer
+            return [(a, b, int(bound)) for a, b, bound in terms]
+    return None
 
 
-def _emit(write: _Write, forms: list, shape: tuple[int, int]) -> Node:
+def _holds(terms, p: np.ndarray, q: np.ndarray, shape) -> np.ndarray:
+    held = np.ones(shape, bool)
+    for a, b, bound in terms:
+        held &= a * p + b * q >= bound
+    return held
+
+
+def _emit(write: _Write, forms: dict, shape: tuple[int, int]) -> Node:
     """select(row-written, f(A.T @ B), select(column-written, f(A.T @ B).T, before))."""
     value = B.dot(write.lhs, write.rhs, (), (), (0,), (0,))
     for op, side, constant, dtype in write.steps:
@@ -285,32 +289,31 @@ def _emit(write: _Write, forms: list, shape: tuple[int, int]) -> Node:
             scalar = B.broadcast(constant, value.shape, ())
             value = B.binary(op, *((value, scalar) if side == 0 else (scalar, value)))
     result = write.previous
-    for form, placed in ((forms[1], lambda: B.transpose(value, (1, 0))),
-                         (forms[0], lambda: value)):
-        if form is not None:
-            result = B.select(_mask(form, shape), placed(), result)
+    for kind, placed in ((2, lambda: B.transpose(value, (1, 0))), (1, lambda: value)):
+        if kind in forms:
+            result = B.select(_mask(forms[kind], shape), placed(), result)
     return result
 
 
-def _mask(form, shape: tuple[int, int]) -> Node:
-    """The bool array of a triangle-in-a-box form (see `_triangle`), from iotas."""
-    (r0, r1), (c0, c1), diagonal = form
-    p, q = B.iota(shape, np.int64, 0), B.iota(shape, np.int64, 1)
+def _mask(terms, shape: tuple[int, int]) -> Node:
+    """The bool array where every term `a * p + b * q >= bound` holds, from iotas."""
+    index = (B.iota(shape, np.int64, 0), B.iota(shape, np.int64, 1))
 
-    def compare(op: Op, x: Node, bound: int) -> Node:
-        return B.binary(op, x, B.broadcast(B.constant(np.int64(bound)), shape, ()))
-    terms = [compare(op, x, bound) for op, x, bound, needed in (
-        (Op.GE, p, r0, r0 > 0), (Op.LT, p, r1, r1 < shape[0]),
-        (Op.GE, q, c0, c0 > 0), (Op.LT, q, c1, c1 < shape[1])) if needed]
-    if diagonal is not None:
-        sign, d = diagonal
-        terms.append(compare(Op.GE, B.binary(Op.SUB, *((q, p) if sign > 0 else (p, q))), d))
-    if not terms:
-        return B.broadcast(B.constant(True), shape, ())
-    mask = terms[0]
-    for term in terms[1:]:
-        mask = B.binary(Op.AND, mask, term)
-    return mask
+    def scalar(value) -> Node:
+        return B.broadcast(B.constant(np.int64(value)), shape, ())
+
+    def side(a: int, b: int) -> Node:               # a * p + b * q, a and b in -1, 0, 1
+        plus = [x for c, x in zip((a, b), index) if c > 0]
+        minus = [x for c, x in zip((a, b), index) if c < 0]
+        if not plus:
+            return B.unary(Op.NEG, minus[0])       # -p >= -r: the box's last row
+        value = plus[0] if len(plus) == 1 else B.binary(Op.ADD, *plus)
+        return B.binary(Op.SUB, value, minus[0]) if minus else value
+    mask = None
+    for a, b, bound in terms:
+        term = B.binary(Op.GE, side(a, b), scalar(bound))
+        mask = term if mask is None else B.binary(Op.AND, mask, term)
+    return B.broadcast(B.constant(True), shape, ()) if mask is None else mask
 
 
 # -- the rewrite -------------------------------------------------------------------------

@@ -91,7 +91,8 @@ def loops_to_matmul(graph: Graph, decisions: list[str] | None = None) -> Graph:
 def _first_rewrite(graph: Graph, decisions: list[str] | None) -> tuple[Node, Node] | None:
     """(the last write of a run, what replaces it) for the first run that rewrites.  One
     at a time: a later run may read this one's array, and the graph is rebuilt between."""
-    writes = {id(n): w for n in graph.nodes if (w := _match_write(n)) is not None}
+    writes = {id(n): w for n in graph.nodes
+              if n.op is Op.SELECT and (w := _match_write(n)) is not None}
     if len(writes) < MIN_WRITES:
         return None
     users = graph.users()
@@ -128,20 +129,20 @@ def _run_ending_at(last: _Write, users, writes, outputs) -> list[_Write]:
 # -- one write ---------------------------------------------------------------------------
 
 def _match_write(node: Node) -> _Write | None:
-    """`node` as a write of part of one row or column of a product, or None."""
-    if node.op is not Op.SELECT or node.ndim != 2:
-        return None
+    """`node` (a select) as a write of part of one row or column of a product, or None.
+    The cheap tests first: traces hold tens of thousands of writes."""
     inside, placed, _ = node.inputs
-    if inside.op is not Op.PAD or placed.op is not Op.PAD or inside.arg != placed.arg or \
-            any(interior for _, _, interior in placed.arg) or \
-            not _is_all(inside.inputs[0], True) or not _is_all(inside.inputs[1], False):
+    if node.ndim != 2 or inside.op is not Op.PAD or placed.op is not Op.PAD or \
+            inside.arg != placed.arg:
         return None
     value = placed.inputs[0]
-    if value.op is not Op.RESHAPE or 1 not in value.shape:
+    if value.op is not Op.RESHAPE or 1 not in value.shape or \
+            any(interior for _, _, interior in placed.arg):
         return None
     found = _steps_to_dot(value.inputs[0])
     operands = found and _dot_operands(found[1])
-    if not operands:
+    if not operands or not _is_all(inside.inputs[0], True) or \
+            not _is_all(inside.inputs[1], False):
         return None
     steps, dot = found
     lhs, column, rhs, start = operands
@@ -159,8 +160,9 @@ def _is_all(node: Node, value: bool) -> bool:
     """A constant (or its broadcast) whose every element is `value`."""
     if node.op is Op.BROADCAST:
         node = node.inputs[0]
-    return node.op is Op.CONSTANT and node.dtype == np.bool_ and \
-        bool(np.all(node.arg == value))
+    if node.op is not Op.CONSTANT or node.dtype != np.bool_:
+        return False
+    return bool(node.arg) is value if node.shape == () else bool(np.all(node.arg == value))
 
 
 def _steps_to_dot(value: Node) -> tuple[tuple, Node] | None:

@@ -58,6 +58,37 @@ def test_npbench_triangular_products_become_one_dot(fn, dtype):
     assert _dots(compiled) == [f"{_name(dtype)}[{M},{M}]"]      # 21 or 22 per-trip dots without
 
 
+def writes_around_the_loop(M, data):
+    """Writes before and after the loop, over elements the loop writes too (row 0) and
+    does not (the corners)."""
+    corr = np.zeros((M, M), dtype=data.dtype)
+    corr[0, :] = 7.0
+    for i in range(M - 1):
+        corr[i + 1:M, i] = corr[i, i + 1:M] = data[:, i] @ data[:, i + 1:M]
+    corr[M - 1, M - 1] = 1.0
+    return corr
+
+
+def a_write_inside_each_trip(M, data):
+    """polybench's own correlation: each trip writes its diagonal element first, so no
+    run of the product's writes is longer than one trip."""
+    corr = np.zeros((M, M), dtype=data.dtype)
+    for i in range(M - 1):
+        corr[i, i] = 1.0
+        corr[i + 1:M, i] = corr[i, i + 1:M] = data[:, i] @ data[:, i + 1:M]
+    corr[M - 1, M - 1] = 1.0
+    return corr
+
+
+@pytest.mark.parametrize("fn, products", [(writes_around_the_loop, ["f64[8,8]"]),
+                                          (a_write_inside_each_trip, [])],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_writes_around_and_inside_the_loop_stay_in_order(fn, products):
+    data = _columns(np.random.default_rng(8), np.float64, rows=12, columns=8)
+    compiled = _check(fn, (8, data), n=12, static=(0,))
+    assert [t for t in _dots(compiled) if t == "f64[8,8]"] == products
+
+
 def upper_rows_in_place(X, Y, out):
     """Row writes only, into an argument: what the trips never write (the lower
     triangle) keeps the caller's values."""

@@ -32,6 +32,7 @@ from .passes import LOWERING_PIPELINE, OPTIMIZE_PIPELINE, run_pipeline, timed
 from .passes import cost_model
 from .passes.fusion import FusionPlan, plan_fusion
 from .passes.loop_reroll import reroll_loops
+from .passes.loop_to_matmul import loops_to_matmul
 from .passes.numpy_ufuncs import numpy_ufunc_kernels
 from .report import CompileReport
 
@@ -216,7 +217,15 @@ def _compile_program(graph: Graph, target: str, options: CompileOptions,
 
 
 def _reroll(graph: Graph, options: CompileOptions, report: CompileReport) -> Graph:
-    """`loop-reroll` (CPU): unrolled copies of a Python loop's body become a loop node."""
+    """`loop-to-matmul`, then `loop-reroll` (CPU): unrolled copies of a Python loop's body
+    become one product, or a loop node."""
+    if "loop-to-matmul" not in options.disabled_passes:
+        start, before, decisions = time.perf_counter(), len(graph.nodes), []
+        rewritten = loops_to_matmul(graph, decisions)
+        report.add("loop-to-matmul", "pass", start, time.perf_counter() - start,
+                   nodes_before=before, nodes_after=len(rewritten.nodes),
+                   changed=rewritten is not graph, decisions=decisions)
+        graph = rewritten
     if "loop-reroll" in options.disabled_passes:
         return graph
     start = time.perf_counter()

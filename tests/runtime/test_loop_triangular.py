@@ -3,8 +3,10 @@ with the outer index, so the inner loops roll into one body run a dynamic number
 (`LoopBody.dynamic`), their windows as wide as the arrays, and the outer loop rolls around
 them.  A reversed prefix by a prefix rolls too (durbin).  Results and argument contents
 stay NumPy's; a trip count or width that does not count steadily, or a vector or matrix by
-a block of columns that shrinks with i (npbench correlation, covariance: rolled, twice
-NumPy's work), leaves the loop unrolled, with NumPy's answer."""
+a block of columns that shrinks with i (rolled, twice NumPy's work), leaves the loop
+unrolled, with NumPy's answer.  npbench correlation and covariance, a vector by such a
+block written to a row and a column of one product, become one product instead
+(test_loop_to_matmul.py)."""
 from __future__ import annotations
 
 import copy
@@ -89,7 +91,8 @@ def uneven(A):
 
 def correlation(M, float_n, data):
     """npbench correlation: a vector by a shrinking block of columns, written to a row and
-    a column of `corr` per trip; `data` is normalized in place first."""
+    a column of `corr` per trip; `data` is normalized in place first (loop-to-matmul
+    makes the loop one product: test_loop_to_matmul.py)."""
     mean = np.mean(data, axis=0)
     stddev = np.std(data, axis=0)
     stddev[stddev <= 0.1] = 1.0
@@ -237,19 +240,6 @@ def test_a_dynamic_loop_runs_as_many_trips_as_its_input_says():
 
 def _columns(rng, dtype, rows=30, columns=22):
     return (rng.random((rows, columns)) + 0.5).astype(dtype)
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("fn", [correlation, covariance], ids=lambda f: f.__name__)
-def test_a_vector_by_a_shrinking_block_of_columns_keeps_numpys_call_per_trip(fn, dtype):
-    """Rolled, each trip would multiply the whole window where NumPy's BLAS call reads the
-    trip's columns only (npbench correlation 0.45x NumPy): the trips stay NumPy's calls,
-    with the two writes per trip and the in-place normalization of `data` NumPy's."""
-    data = _columns(np.random.default_rng(3), dtype)
-    M, N = data.shape[1], data.shape[0]
-    compiled = _check(fn, (M, float(N), data), n=N)
-    assert not compiled.runs_eagerly
-    assert _top_loops(compiled) == 0
 
 
 @pytest.mark.parametrize("fn", [block_rows, uneven_columns, upper_rows],

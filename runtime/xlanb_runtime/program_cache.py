@@ -38,11 +38,11 @@ from typing import Callable
 
 import numpy as np
 
-from .codegen import cache
+from .codegen import cache, program_kernels
 from .executable import Driver, Executable, InlineDriver, make_driver
 from .ir import Graph
 
-_HEADER = b"xlanb-program 1\n"
+_HEADER = b"xlanb-program 2\n"
 # flags that change what a compile writes beside the kernels, or how it gets them, not the
 # kernels or the driver themselves
 _OUTPUT_ONLY_FLAGS = ("xla_dump_to", "xla_dump_hlo_as_text", "xla_dump_hlo_as_dot",
@@ -145,12 +145,15 @@ def remember(key: str) -> None:
 def store(key: str, driver: Driver, kernels: dict[int, tuple[str, tuple]]) -> None:
     """Write `driver`'s record (`kernels`: id of each bound dispatcher -> (canonical source,
     signature)); a driver binding anything else gets a marker only."""
-    bindings = {}
+    bindings, overloads = {}, {}
     for name, value in driver.env.items():
         if name in _PLAIN_NAMES:
             continue
         if id(value) in kernels:
             bindings[name] = ("kernel",) + kernels[id(value)]
+            state = program_kernels.serialize(value, kernels[id(value)][1])
+            if state is not None:
+                overloads[name] = state
         elif isinstance(value, (np.ndarray, np.generic)):
             bindings[name] = ("value", value)
         else:
@@ -164,7 +167,7 @@ def store(key: str, driver: Driver, kernels: dict[int, tuple[str, tuple]]) -> No
                                          inline.outs)
     payload = pickle.dumps({"source": driver.source, "bindings": bindings,
                             "block_bytes": driver.block_bytes, "views": driver.views,
-                            "inline": parts}, protocol=pickle.HIGHEST_PROTOCOL)
+                            "inline": parts, "overloads": overloads}, protocol=pickle.HIGHEST_PROTOCOL)
     cache.write_record(_path(key), _HEADER, payload)
 
 
@@ -186,8 +189,17 @@ def executable_from(record: dict, graph: Graph, report, load_kernel: Callable,
     """The executable of a record: each kernel from the kernel cache (`load_kernel(source,
     signature)`), the driver from its source."""
     env: dict = {"np": np, "_empty": inspect.unwrap(np.empty)}
+    overloads, kernels = record.get("overloads", {}), {}
     for name, binding in record["bindings"].items():
-        env[name] = load_kernel(*binding[1:]) if binding[0] == "kernel" else binding[1]
+        if binding[0] != "kernel":
+            env[name] = binding[1]
+            continue
+        source, signature = binding[1:]
+        key = (source, repr(signature))          # names bound to one kernel share it
+        if key not in kernels:
+            kernels[key] = _recorded_kernel(overloads.get(name), source, signature,
+                                            load_kernel)
+        env[name] = kernels[key]
     run = make_driver(graph.name, record["source"], env, record["block_bytes"],
                       record["views"])
     executable = CachedExecutable(graph, run, record["source"], report, materialize)
@@ -195,6 +207,16 @@ def executable_from(record: dict, graph: Graph, report, load_kernel: Callable,
     if parts is not None:        # the call guard runs the kernel calls itself (mono_call)
         executable.inline = InlineDriver(*parts, env)
     return executable
+
+
+def _recorded_kernel(state: bytes | None, source: str, signature: tuple,
+                     load_kernel: Callable):
+    """The kernel of a record: its overload rebuilt from the record where it has one that
+    rebuilds (codegen/program_kernels.py), else loaded from the kernel cache."""
+    def real():
+        return load_kernel(source, signature)
+    kernel = None if state is None else program_kernels.load(state, real)
+    return real() if kernel is None else kernel
 
 
 class CachedExecutable(Executable):

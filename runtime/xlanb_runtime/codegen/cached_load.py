@@ -132,6 +132,14 @@ def _lazy_linking(codegen):
         del codegen.unserialize_library
 
 
+@contextlib.contextmanager
+def unpickling(context):
+    """Unpickle an overload's state under this (and Numba's compiler lock): its
+    Environments and its library load as `load` loads them."""
+    with _lazy_environments(), _lazy_linking(context.codegen()):
+        yield
+
+
 def load(dispatcher, signature: tuple) -> bool:
     """Add `signature`'s overload to `dispatcher` from Numba's cache: True if it is there
     now (loaded, or compiled before in this process), False if the cache has no entry for
@@ -146,7 +154,7 @@ def load(dispatcher, signature: tuple) -> bool:
             return True
         context = dispatcher.targetctx
         cached_nrt.initialize(context)     # the runtime the object code calls into
-        with _lazy_environments(), _lazy_linking(context.codegen()):
+        with unpickling(context):
             compiled = load_overload(signature, context)
         if compiled is None:
             return False

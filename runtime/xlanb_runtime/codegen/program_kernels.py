@@ -1,0 +1,110 @@
+"""A program's kernels loaded from its own record: no module import, no per-kernel cache entry.
+
+A warm start loaded each kernel of a program from its own entry of the kernel cache
+(cache.py): import the kernel's module (which builds a caching Numba dispatcher), take the
+entry's lock, read and hash its Numba files against the manifest, read Numba's index, then
+its data file.  For W5's 19 kernel bindings that was about 55 ms CPU of bookkeeping around
+the part that matters, the object code loaded into LLVM (quiet machine; 19 libraries).
+
+So the program record (program_cache.py) also keeps each kernel's compiled overload, as
+Numba's cache keeps it (`CompileResult._reduce`, pickled by Numba's serializer), and a
+warm start rebuilds it from there: the record's SHA-256 already vouches for every byte,
+and its key names the toolchain and the runtime, so none of the per-entry checks is
+needed.  Each overload is put in a `RecordedKernel`: a Numba CPU dispatcher over a stub
+function with the kernel's argument names, holding that one overload.  Calls dispatch by
+argument types in Numba's C code as before; a call with other types (which a driver never
+makes: its kernels' signatures are the types it passes) loads the real kernel from the
+kernel cache and dispatches there, so no call ever runs code compiled for other types.
+
+`serialize` answers None, and `load` None, where a kernel cannot go this way (an overload
+Numba would not cache, this Numba lacking the internals used, a state that does not
+rebuild): the caller then loads that kernel from the kernel cache.
+"""
+from __future__ import annotations
+
+import pickle
+
+from numba.core import compiler, serialize as numba_serialize, sigutils
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.registry import CPUDispatcher
+
+from . import cache, cached_load, cached_nrt
+
+
+def serialize(dispatcher, signature: tuple) -> bytes | None:
+    """`dispatcher`'s overload for `signature` as Numba's cache pickles it, or None: the
+    kernel entry's data file where its manifest vouches for it (a library compiled in this
+    process has handed its object code to LLVM by now, so it cannot serialize itself),
+    else the overload serialized here."""
+    data = cache.entry_data(dispatcher, signature)
+    if data is not None:
+        return data
+    args, _ = sigutils.normalize_signature(signature)
+    cres = getattr(dispatcher, "overloads", {}).get(tuple(args))
+    if cres is None or cres.objectmode or cres.lifted or \
+            getattr(cres.library, "has_dynamic_globals", True):
+        return None
+    try:
+        with global_compiler_lock:
+            return numba_serialize.dumps(cres._reduce())
+    except Exception:                      # noqa: BLE001 - then the kernel cache serves it
+        return None
+
+
+def load(state: bytes, fallback) -> "RecordedKernel | None":
+    """The kernel whose overload `serialize` wrote as `state` (`fallback()`: the real
+    dispatcher, for calls of other types), or None if it does not rebuild here."""
+    from numba.core.registry import cpu_target
+    context = cpu_target.target_context
+    try:
+        with global_compiler_lock:
+            cached_nrt.initialize(context)     # the runtime the object code calls into
+            with cached_load.unpickling(context):
+                payload = pickle.loads(state)
+                cres = compiler.CompileResult._rebuild(context, *payload)
+            kernel = RecordedKernel(cres, fallback)
+    except Exception:                      # noqa: BLE001 - then the kernel cache serves it
+        return None
+    return kernel
+
+
+_stubs: dict[tuple, object] = {}
+
+
+def _stub(argnames: tuple[str, ...]):
+    """A function with these argument names that is never run (the dispatcher's `py_func`:
+    its signature folds arguments; compiles go to the real kernel)."""
+    stub = _stubs.get(argnames)
+    if stub is None:
+        namespace: dict = {}
+        exec(f"def kernel({', '.join(argnames)}):\n    raise NotImplementedError\n",
+             namespace)
+        stub = _stubs[argnames] = namespace["kernel"]
+    return stub
+
+
+class RecordedKernel(CPUDispatcher):
+    """A dispatcher holding one overload rebuilt from a program record; a call with other
+    argument types compiles nothing from its stub: the real kernel (`fallback()`, loaded
+    from or compiled into the kernel cache) compiles for them and runs."""
+
+    def __init__(self, cres, fallback):
+        super().__init__(_stub(tuple(cres.fndesc.args)), targetoptions={"nopython": True})
+        self._fallback, self._real = fallback, None
+        cres.target_context.insert_user_function(cres.entry_point, cres.fndesc,
+                                                 [cres.library])
+        self.add_overload(cres)
+
+    def _compile_for_args(self, *args, **kws):
+        if self._real is None:
+            self._real = self._fallback()
+        return self._real._compile_for_args(*args, **kws)
+
+    def compile(self, sig):
+        args, _ = sigutils.normalize_signature(sig)
+        existing = self.overloads.get(tuple(args))
+        if existing is not None:
+            return existing.entry_point
+        if self._real is None:
+            self._real = self._fallback()
+        return self._real.compile(sig)

@@ -23,8 +23,9 @@ rebuild): the caller then loads that kernel from the kernel cache.
 from __future__ import annotations
 
 import pickle
+import sys
 
-from numba.core import compiler, serialize as numba_serialize, sigutils
+from numba.core import compiler, funcdesc, serialize as numba_serialize, sigutils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
@@ -61,11 +62,26 @@ def load(state: bytes, fallback) -> "RecordedKernel | None":
             cached_nrt.initialize(context)     # the runtime the object code calls into
             with cached_load.unpickling(context):
                 payload = pickle.loads(state)
-                cres = compiler.CompileResult._rebuild(context, *payload)
+                cres = _rebuild(context, payload)
             kernel = RecordedKernel(cres, fallback)
     except Exception:                      # noqa: BLE001 - then the kernel cache serves it
         return None
     return kernel
+
+
+def _rebuild(context, payload: tuple):
+    """`CompileResult._rebuild`, with the kernel's module not looked up: Numba imports it to
+    name the entry point's module, and a kernel module that is not imported (the point
+    here) was a failed search of every `sys.path` entry, about 1 ms a kernel.  The entry
+    point is named after Numba's dynamic module instead; nothing else reads it."""
+    fndesc = payload[1]
+    modname = fndesc.modname
+    if modname not in sys.modules:
+        fndesc.modname = funcdesc._dynamic_modname
+    try:
+        return compiler.CompileResult._rebuild(context, *payload)
+    finally:
+        fndesc.modname = modname
 
 
 _stubs: dict[tuple, object] = {}

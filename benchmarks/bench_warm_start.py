@@ -36,7 +36,7 @@ PARTS = [
     ("xlanb.api", "JitFunction._lower", "trace"),
     ("xlanb_runtime.background", "program_key", "program key"),
     ("xlanb_runtime.program_cache", "executable_from", "program load (all)"),
-    ("xlanb_runtime.codegen.program_kernels", "load", "  kernels from the record"),
+    ("xlanb_runtime.codegen.program_kernels", "load_all", "  kernels from the record"),
     ("xlanb_runtime.codegen.cache", "compile_canonical", "kernel loads (all)"),
     ("xlanb_runtime.codegen.cache", "_import", "  kernel module imports"),
     ("xlanb_runtime.codegen.cached_load", "load", "  Numba cache loads"),

@@ -4,8 +4,9 @@ A new process with a warm kernel cache used to redo all of a compile but Numba's
 pass pipeline, fusion, the kernels' and the driver's source (W5: 0.3 s of a 0.55 s warm
 first call).  A program's record keeps what its driver needs instead: the driver source,
 its arena layout and what each name it calls is bound to (a kernel, by canonical source
-and signature; a constant's value).  Loading one costs the kernels' disk-cache loads and
-an `exec`:
+and signature; a constant's value), and each kernel's compiled overload (Numba's cache
+data, codegen/program_kernels.py).  Loading one costs one file read, the kernels' machine
+code loaded as one library, and an `exec`:
 
     $XLANB_CACHE_DIR/kernels/<versions>/programs/<key>     written by every CPU compile
 
@@ -186,20 +187,12 @@ def load(key: str) -> dict | None:
 
 def executable_from(record: dict, graph: Graph, report, load_kernel: Callable,
                     materialize: Callable[[], Executable]) -> "CachedExecutable":
-    """The executable of a record: each kernel from the kernel cache (`load_kernel(source,
-    signature)`), the driver from its source."""
+    """The executable of a record: its kernels from the overloads it keeps, else each from
+    the kernel cache (`load_kernel(source, signature)`), the driver from its source."""
     env: dict = {"np": np, "_empty": inspect.unwrap(np.empty)}
-    overloads, kernels = record.get("overloads", {}), {}
+    kernels = _kernels(record, load_kernel, graph.name)
     for name, binding in record["bindings"].items():
-        if binding[0] != "kernel":
-            env[name] = binding[1]
-            continue
-        source, signature = binding[1:]
-        key = (source, repr(signature))          # names bound to one kernel share it
-        if key not in kernels:
-            kernels[key] = _recorded_kernel(overloads.get(name), source, signature,
-                                            load_kernel)
-        env[name] = kernels[key]
+        env[name] = kernels[name] if binding[0] == "kernel" else binding[1]
     run = make_driver(graph.name, record["source"], env, record["block_bytes"],
                       record["views"])
     executable = CachedExecutable(graph, run, record["source"], report, materialize)
@@ -209,14 +202,31 @@ def executable_from(record: dict, graph: Graph, report, load_kernel: Callable,
     return executable
 
 
-def _recorded_kernel(state: bytes | None, source: str, signature: tuple,
-                     load_kernel: Callable):
-    """The kernel of a record: its overload rebuilt from the record where it has one that
-    rebuilds (codegen/program_kernels.py), else loaded from the kernel cache."""
-    def real():
-        return load_kernel(source, signature)
-    kernel = None if state is None else program_kernels.load(state, real)
-    return real() if kernel is None else kernel
+def _kernels(record: dict, load_kernel: Callable, program: str) -> dict:
+    """The kernel bound to each name of a record: rebuilt from the overloads it keeps
+    (codegen/program_kernels.py; names bound to one kernel share it), else each loaded
+    from the kernel cache."""
+    distinct: dict[tuple, list[str]] = {}
+    for name, binding in record["bindings"].items():
+        if binding[0] == "kernel":
+            distinct.setdefault((binding[1], repr(binding[2])), []).append(name)
+    overloads = record.get("overloads", {})
+    fallbacks = {key: _fallback(load_kernel, *record["bindings"][names[0]][1:])
+                 for key, names in distinct.items()}
+    recorded = [None] * len(distinct)
+    if all(names[0] in overloads for names in distinct.values()):
+        recorded = program_kernels.load_all(
+            [(overloads[names[0]], fallbacks[key]) for key, names in distinct.items()],
+            f"xlanb_program_{program}")
+    kernels = {}
+    for (key, names), kernel in zip(distinct.items(), recorded):
+        kernel = kernel if kernel is not None else fallbacks[key]()
+        kernels.update((name, kernel) for name in names)
+    return kernels
+
+
+def _fallback(load_kernel: Callable, source: str, signature: tuple) -> Callable:
+    return lambda: load_kernel(source, signature)
 
 
 class CachedExecutable(Executable):

@@ -161,11 +161,13 @@ def test_a_warm_program_runs_kernels_rebuilt_from_its_record(fresh_cache, monkey
     assert kernels and all(isinstance(k, program_kernels.RecordedKernel) for k in kernels)
     assert all(len(k.overloads) == 1 for k in kernels)
     assert entries == []
+    # their machine code is one library, loaded in one go
+    assert len({id(k.overloads[k.signatures[0]].library) for k in kernels}) == 1
 
 
 def test_an_overload_that_does_not_rebuild_loads_from_the_kernel_cache(fresh_cache):
-    """A record whose overload state is not Numba's (valid record, bad state): that
-    kernel comes from the kernel cache instead, and the answers stay NumPy's."""
+    """A record whose overload state is not Numba's (valid record, bad state): the
+    program's kernels come from the kernel cache instead, and the answers stay NumPy's."""
     run_and_check()
     (path,) = records()
     record = program_cache.load(path.name)
@@ -177,6 +179,7 @@ def test_an_overload_that_does_not_rebuild_loads_from_the_kernel_cache(fresh_cac
     env = warm._executable.driver.__globals__
     assert not isinstance(env[damaged], program_kernels.RecordedKernel)
     assert isinstance(env[damaged], numba.core.registry.CPUDispatcher)
+    assert not any(isinstance(k, program_kernels.RecordedKernel) for k in bound_kernels(warm))
 
 
 KERNEL = """\
@@ -199,7 +202,8 @@ def test_a_recorded_kernel_called_with_other_types_runs_the_real_kernel(fresh_ca
     real = cache.compile_function(KERNEL, "scale", signature)
     state = program_kernels.serialize(real, signature)
     fallbacks = []
-    kernel = program_kernels.load(state, lambda: fallbacks.append(1) or real)
+    (kernel,) = program_kernels.load_all([(state, lambda: fallbacks.append(1) or real)],
+                                         "scale_program")
     assert isinstance(kernel, program_kernels.RecordedKernel)
     x = np.arange(8, dtype=np.float32)
     out = np.zeros(8, np.float32)

@@ -8,22 +8,25 @@ the part that matters, the object code loaded into LLVM (quiet machine; 19 libra
 
 So the program record (program_cache.py) also keeps each kernel's compiled overload, as
 Numba's cache keeps it (`CompileResult._reduce`, pickled by Numba's serializer), and a
-warm start rebuilds it from there: the record's SHA-256 already vouches for every byte,
+warm start rebuilds them from there: the record's SHA-256 already vouches for every byte,
 and its key names the toolchain and the runtime, so none of the per-entry checks is
-needed.  Each overload is put in a `RecordedKernel`: a Numba CPU dispatcher over a stub
+needed.  The kernels' object code is loaded as one library (cached_load.shared_library:
+one LLVM finalize instead of one per kernel; W5's library rebuilds went from about 20 to
+2-4 ms CPU).  Each overload is put in a `RecordedKernel`: a Numba CPU dispatcher over a stub
 function with the kernel's argument names, holding that one overload.  Calls dispatch by
 argument types in Numba's C code as before; a call with other types (which a driver never
 makes: its kernels' signatures are the types it passes) loads the real kernel from the
 kernel cache and dispatches there, so no call ever runs code compiled for other types.
 
-`serialize` answers None, and `load` None, where a kernel cannot go this way (an overload
-Numba would not cache, this Numba lacking the internals used, a state that does not
-rebuild): the caller then loads that kernel from the kernel cache.
+`serialize` answers None where a kernel cannot go this way (an overload Numba would not
+cache, this Numba lacking the internals used), and `load_all` None for every kernel if one
+does not rebuild: the caller then loads them from the kernel cache.
 """
 from __future__ import annotations
 
 import pickle
 import sys
+from typing import Callable
 
 from numba.core import compiler, funcdesc, serialize as numba_serialize, sigutils
 from numba.core.compiler_lock import global_compiler_lock
@@ -52,21 +55,30 @@ def serialize(dispatcher, signature: tuple) -> bytes | None:
         return None
 
 
-def load(state: bytes, fallback) -> "RecordedKernel | None":
-    """The kernel whose overload `serialize` wrote as `state` (`fallback()`: the real
-    dispatcher, for calls of other types), or None if it does not rebuild here."""
+def load_all(kernels: list[tuple[bytes, Callable]], name: str) -> list:
+    """The kernels whose overloads `serialize` wrote, each `(state, fallback)` (`fallback()`:
+    the real dispatcher, for calls of other types), their machine code in one library
+    named `name`: a RecordedKernel each, or None for each where they do not rebuild here
+    (then none is loaded, and the caller loads them from the kernel cache)."""
     from numba.core.registry import cpu_target
     context = cpu_target.target_context
+    codegen = context.codegen()
     try:
         with global_compiler_lock:
             cached_nrt.initialize(context)     # the runtime the object code calls into
-            with cached_load.unpickling(context):
-                payload = pickle.loads(state)
-                cres = _rebuild(context, payload)
-            kernel = RecordedKernel(cres, fallback)
+            with cached_load.lazy_environments():
+                payloads = [pickle.loads(state) for state, _ in kernels]
+            if not all(payload[0][1] == "object" for payload in payloads):
+                return [None] * len(kernels)
+            library = cached_load.shared_library(
+                codegen, name, [payload[0][2][0] for payload in payloads])
+            if library is None:
+                return [None] * len(kernels)
+            with cached_load.unserializing_as(codegen, library):
+                return [RecordedKernel(_rebuild(context, payload), fallback)
+                        for payload, (_, fallback) in zip(payloads, kernels)]
     except Exception:                      # noqa: BLE001 - then the kernel cache serves it
-        return None
-    return kernel
+        return [None] * len(kernels)
 
 
 def _rebuild(context, payload: tuple):

@@ -146,12 +146,15 @@ def remember(key: str) -> None:
 def store(key: str, driver: Driver, kernels: dict[int, tuple[str, tuple]]) -> None:
     """Write `driver`'s record (`kernels`: id of each bound dispatcher -> (canonical source,
     signature)); a driver binding anything else gets a marker only."""
-    bindings, overloads = {}, {}
+    bindings, overloads, kept = {}, {}, set()
     for name, value in driver.env.items():
         if name in _PLAIN_NAMES:
             continue
         if id(value) in kernels:
             bindings[name] = ("kernel",) + kernels[id(value)]
+            if kernels[id(value)] in kept:        # a kernel bound to two names: once
+                continue
+            kept.add(kernels[id(value)])
             state = program_kernels.serialize(value, kernels[id(value)][1])
             if state is not None:
                 overloads[name] = state

@@ -171,7 +171,8 @@ def store(key: str, driver: Driver, kernels: dict[int, tuple[str, tuple]]) -> No
                                          inline.outs)
     payload = pickle.dumps({"source": driver.source, "bindings": bindings,
                             "block_bytes": driver.block_bytes, "views": driver.views,
-                            "inline": parts, "overloads": overloads}, protocol=pickle.HIGHEST_PROTOCOL)
+                            "inline": parts, "overloads": overloads,
+                            "host": program_kernels.host()}, protocol=pickle.HIGHEST_PROTOCOL)
     cache.write_record(_path(key), _HEADER, payload)
 
 
@@ -213,7 +214,10 @@ def _kernels(record: dict, load_kernel: Callable, program: str) -> dict:
     for name, binding in record["bindings"].items():
         if binding[0] == "kernel":
             distinct.setdefault((binding[1], repr(binding[2])), []).append(name)
-    overloads = record.get("overloads", {})
+    # object code for another CPU (a copied cache) is never loaded: the kernel cache's
+    # entries, which Numba keys by CPU, serve instead
+    overloads = record.get("overloads", {}) if record.get("host") == program_kernels.host() \
+        else {}
     fallbacks = {key: _fallback(load_kernel, *record["bindings"][names[0]][1:])
                  for key, names in distinct.items()}
     recorded = [None] * len(distinct)

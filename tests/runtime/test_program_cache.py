@@ -182,6 +182,20 @@ def test_an_overload_that_does_not_rebuild_loads_from_the_kernel_cache(fresh_cac
     assert not any(isinstance(k, program_kernels.RecordedKernel) for k in bound_kernels(warm))
 
 
+def test_a_record_for_another_cpu_loads_its_kernels_from_the_kernel_cache(fresh_cache):
+    """Object code compiled for another CPU (a cache copied between machines) is never
+    loaded from the record: Numba's own entries, keyed by CPU, serve."""
+    run_and_check()
+    (path,) = records()
+    record = program_cache.load(path.name)
+    assert record["host"] == program_kernels.host()
+    record["host"] = "('x86_64-unknown-linux-gnu', 'another-cpu', '')"
+    cache.write_record(path, program_cache._HEADER, pickle.dumps(record))
+    warm = run_and_check()
+    kernels = bound_kernels(warm)
+    assert kernels and not any(isinstance(k, program_kernels.RecordedKernel) for k in kernels)
+
+
 KERNEL = """\
 import numba
 import numpy as np

@@ -55,6 +55,14 @@ def serialize(dispatcher, signature: tuple) -> bytes | None:
         return None
 
 
+def host() -> str:
+    """The machine the object code is for (Numba's `magic_tuple`: target triple, CPU name
+    and features, which Numba's own cache keys hold too): a record copied to another CPU
+    must not hand it code for instructions it may lack."""
+    from numba.core.registry import cpu_target
+    return repr(cpu_target.target_context.codegen().magic_tuple())
+
+
 def load_all(kernels: list[tuple[bytes, Callable]], name: str) -> list:
     """The kernels whose overloads `serialize` wrote, each `(state, fallback)` (`fallback()`:
     the real dispatcher, for calls of other types), their machine code in one library

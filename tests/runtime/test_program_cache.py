@@ -3,7 +3,11 @@ its driver and kernels without passes, fusion or codegen, computes what NumPy co
 a damaged or stale record is never trusted."""
 from __future__ import annotations
 
+import json
+import os
 import pickle
+import subprocess
+import sys
 
 import numba
 import numpy as np
@@ -194,6 +198,52 @@ def test_a_record_for_another_cpu_loads_its_kernels_from_the_kernel_cache(fresh_
     warm = run_and_check()
     kernels = bound_kernels(warm)
     assert kernels and not any(isinstance(k, program_kernels.RecordedKernel) for k in kernels)
+
+
+PARALLEL_PROGRAM = """
+import json
+import numpy as np
+import xlanb
+from xlanb_runtime.codegen import program_kernels
+
+
+def f(x, y):
+    return np.exp(x) * 2 + y, (x * y).sum(axis=1)
+
+
+rng = np.random.default_rng(0)
+x, y = (rng.standard_normal((1024, 256)).astype(np.float32) for _ in range(2))
+g = xlanb.jit(f, tiered=False)
+z, s = g(x, y)
+env = g.last_compiled._executable.driver.__globals__
+kernels = {id(v): v for v in env.values() if hasattr(v, "overloads")}.values()
+print(json.dumps({"z": z.tolist(), "s": s.tolist(),
+                  "recorded": [isinstance(k, program_kernels.RecordedKernel) for k in kernels]}))
+"""
+
+
+def test_a_parallel_kernel_runs_from_the_record_in_a_new_process(tmp_path):
+    """A prange kernel's object code calls Numba's threading layer, which its overload's
+    `reload_init` launches: it must run before that code loads (else a new process
+    crashed on the first call)."""
+    env = dict(os.environ, XLANB_CACHE_DIR=str(tmp_path / "cache"),
+               XLANB_FLAGS="--xla_cpu_parallel_min_elements=1000 --xla_cpu_threads=2",
+               NUMBA_NUM_THREADS="2")
+    runs = []
+    for _ in range(2):                       # a cold compile, then a warm start
+        done = subprocess.run([sys.executable, "-c", PARALLEL_PROGRAM], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs.append(json.loads(done.stdout.splitlines()[-1]))
+    rng = np.random.default_rng(0)
+    x, y = (rng.standard_normal((1024, 256)).astype(np.float32) for _ in range(2))
+    sources = list((tmp_path / "cache").glob("kernels/*/xlanb_kernel_*/*.py"))
+    assert any("numba.prange" in p.read_text() for p in sources)
+    for run in runs:
+        assert_close(np.array(run["z"], np.float32), np.exp(x) * 2 + y, n=4)
+        assert_close(np.array(run["s"], np.float32), (x * y).sum(axis=1), n=64)
+    assert runs[0]["recorded"] and not any(runs[0]["recorded"])
+    assert all(runs[1]["recorded"])
 
 
 KERNEL = """\

@@ -78,6 +78,9 @@ def load_all(kernels: list[tuple[bytes, Callable]], name: str) -> list:
                 payloads = [pickle.loads(state) for state, _ in kernels]
             if not all(payload[0][1] == "object" for payload in payloads):
                 return [None] * len(kernels)
+            for payload in payloads:      # before any code loads: a parallel kernel's
+                for init in payload[7] or ():   # (launching the threading layer) defines
+                    init()                # symbols its object code links against
             library = cached_load.shared_library(
                 codegen, name, [payload[0][2][0] for payload in payloads])
             if library is None:

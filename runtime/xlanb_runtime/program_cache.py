@@ -6,7 +6,8 @@ first call).  A program's record keeps what its driver needs instead: the driver
 its arena layout and what each name it calls is bound to (a kernel, by canonical source
 and signature; a constant's value), and each kernel's compiled overload (Numba's cache
 data, codegen/program_kernels.py).  Loading one costs one file read, the kernels' machine
-code loaded as one library, and an `exec`:
+code loaded as one library, and an `exec` (a record made on another CPU, by Numba's
+`magic_tuple`, loads its kernels from the kernel cache instead):
 
     $XLANB_CACHE_DIR/kernels/<versions>/programs/<key>     written by every CPU compile
 

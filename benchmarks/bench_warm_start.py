@@ -35,6 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 PARTS = [
     ("xlanb.api", "JitFunction._lower", "trace"),
     ("xlanb_runtime.background", "program_key", "program key"),
+    ("xlanb_runtime.program_cache", "executable_from", "program load (all)"),
+    ("xlanb_runtime.codegen.program_kernels", "load_all", "  kernels from the record"),
     ("xlanb_runtime.codegen.cache", "compile_canonical", "kernel loads (all)"),
     ("xlanb_runtime.codegen.cache", "_import", "  kernel module imports"),
     ("xlanb_runtime.codegen.cached_load", "load", "  Numba cache loads"),

@@ -4,8 +4,10 @@ A new process with a warm kernel cache used to redo all of a compile but Numba's
 pass pipeline, fusion, the kernels' and the driver's source (W5: 0.3 s of a 0.55 s warm
 first call).  A program's record keeps what its driver needs instead: the driver source,
 its arena layout and what each name it calls is bound to (a kernel, by canonical source
-and signature; a constant's value).  Loading one costs the kernels' disk-cache loads and
-an `exec`:
+and signature; a constant's value), and each kernel's compiled overload (Numba's cache
+data, codegen/program_kernels.py).  Loading one costs one file read, the kernels' machine
+code loaded as one library, and an `exec` (a record made on another CPU, by Numba's
+`magic_tuple`, loads its kernels from the kernel cache instead):
 
     $XLANB_CACHE_DIR/kernels/<versions>/programs/<key>     written by every CPU compile
 
@@ -38,11 +40,11 @@ from typing import Callable
 
 import numpy as np
 
-from .codegen import cache
+from .codegen import cache, program_kernels
 from .executable import Driver, Executable, InlineDriver, make_driver
 from .ir import Graph
 
-_HEADER = b"xlanb-program 1\n"
+_HEADER = b"xlanb-program 2\n"
 # flags that change what a compile writes beside the kernels, or how it gets them, not the
 # kernels or the driver themselves
 _OUTPUT_ONLY_FLAGS = ("xla_dump_to", "xla_dump_hlo_as_text", "xla_dump_hlo_as_dot",
@@ -145,12 +147,18 @@ def remember(key: str) -> None:
 def store(key: str, driver: Driver, kernels: dict[int, tuple[str, tuple]]) -> None:
     """Write `driver`'s record (`kernels`: id of each bound dispatcher -> (canonical source,
     signature)); a driver binding anything else gets a marker only."""
-    bindings = {}
+    bindings, overloads, kept = {}, {}, set()
     for name, value in driver.env.items():
         if name in _PLAIN_NAMES:
             continue
         if id(value) in kernels:
             bindings[name] = ("kernel",) + kernels[id(value)]
+            if kernels[id(value)] in kept:        # a kernel bound to two names: once
+                continue
+            kept.add(kernels[id(value)])
+            state = program_kernels.serialize(value, kernels[id(value)][1])
+            if state is not None:
+                overloads[name] = state
         elif isinstance(value, (np.ndarray, np.generic)):
             bindings[name] = ("value", value)
         else:
@@ -164,7 +172,8 @@ def store(key: str, driver: Driver, kernels: dict[int, tuple[str, tuple]]) -> No
                                          inline.outs)
     payload = pickle.dumps({"source": driver.source, "bindings": bindings,
                             "block_bytes": driver.block_bytes, "views": driver.views,
-                            "inline": parts}, protocol=pickle.HIGHEST_PROTOCOL)
+                            "inline": parts, "overloads": overloads,
+                            "host": program_kernels.host()}, protocol=pickle.HIGHEST_PROTOCOL)
     cache.write_record(_path(key), _HEADER, payload)
 
 
@@ -183,11 +192,12 @@ def load(key: str) -> dict | None:
 
 def executable_from(record: dict, graph: Graph, report, load_kernel: Callable,
                     materialize: Callable[[], Executable]) -> "CachedExecutable":
-    """The executable of a record: each kernel from the kernel cache (`load_kernel(source,
-    signature)`), the driver from its source."""
+    """The executable of a record: its kernels from the overloads it keeps, else each from
+    the kernel cache (`load_kernel(source, signature)`), the driver from its source."""
     env: dict = {"np": np, "_empty": inspect.unwrap(np.empty)}
+    kernels = _kernels(record, load_kernel, graph.name)
     for name, binding in record["bindings"].items():
-        env[name] = load_kernel(*binding[1:]) if binding[0] == "kernel" else binding[1]
+        env[name] = kernels[name] if binding[0] == "kernel" else binding[1]
     run = make_driver(graph.name, record["source"], env, record["block_bytes"],
                       record["views"])
     executable = CachedExecutable(graph, run, record["source"], report, materialize)
@@ -195,6 +205,36 @@ def executable_from(record: dict, graph: Graph, report, load_kernel: Callable,
     if parts is not None:        # the call guard runs the kernel calls itself (mono_call)
         executable.inline = InlineDriver(*parts, env)
     return executable
+
+
+def _kernels(record: dict, load_kernel: Callable, program: str) -> dict:
+    """The kernel bound to each name of a record: rebuilt from the overloads it keeps
+    (codegen/program_kernels.py; names bound to one kernel share it), else each loaded
+    from the kernel cache."""
+    distinct: dict[tuple, list[str]] = {}
+    for name, binding in record["bindings"].items():
+        if binding[0] == "kernel":
+            distinct.setdefault((binding[1], repr(binding[2])), []).append(name)
+    # object code for another CPU (a copied cache) is never loaded: the kernel cache's
+    # entries, which Numba keys by CPU, serve instead
+    overloads = record.get("overloads", {}) if record.get("host") == program_kernels.host() \
+        else {}
+    fallbacks = {key: _fallback(load_kernel, *record["bindings"][names[0]][1:])
+                 for key, names in distinct.items()}
+    recorded = [None] * len(distinct)
+    if all(names[0] in overloads for names in distinct.values()):
+        recorded = program_kernels.load_all(
+            [(overloads[names[0]], fallbacks[key]) for key, names in distinct.items()],
+            f"xlanb_program_{program}")
+    kernels = {}
+    for (key, names), kernel in zip(distinct.items(), recorded):
+        kernel = kernel if kernel is not None else fallbacks[key]()
+        kernels.update((name, kernel) for name in names)
+    return kernels
+
+
+def _fallback(load_kernel: Callable, source: str, signature: tuple) -> Callable:
+    return lambda: load_kernel(source, signature)
 
 
 class CachedExecutable(Executable):

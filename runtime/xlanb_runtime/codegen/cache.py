@@ -199,6 +199,29 @@ def compile_canonical(source: str, signature: tuple, wait: bool = True):
     return dispatcher
 
 
+def entry_data(dispatcher, signature: tuple) -> bytes | None:
+    """The bytes of Numba's data file for `dispatcher`'s overload of `signature` (a kernel
+    of this cache), as its manifest vouches for them; None if the entry has no such file
+    or the file is not the one the manifest lists."""
+    numba_cache = getattr(dispatcher, "_cache", None)
+    try:
+        name = dispatcher.__module__
+        # the signature as the kernel was compiled with (compile_canonical): Numba keys
+        # its index by it as given
+        key = numba_cache._index_key(signature, dispatcher.targetctx.codegen())
+        data_name = numba_cache._cache_file._load_index().get(key)
+        if data_name is None:
+            return None
+        path = Path(numba_cache._cache_file._data_path(data_name))
+        data = path.read_bytes()
+    except Exception:                  # noqa: BLE001 - no entry, or another Numba's cache
+        return None
+    listed = _read_manifest(kernel_dir() / name / "manifest.json") or {}
+    if listed.get(path.name) != hashlib.sha256(data).hexdigest():
+        return None
+    return data
+
+
 @contextlib.contextmanager
 def _locked(path: Path, wait: bool = True):
     path.parent.mkdir(parents=True, exist_ok=True)

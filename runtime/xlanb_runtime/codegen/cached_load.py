@@ -60,7 +60,7 @@ def _rebuild_env(modname, consts, env_name):
 
 
 @contextlib.contextmanager
-def _lazy_environments():
+def lazy_environments():
     """Unpickling under this (and Numba's compiler lock) rebuilds Environments with
     `_rebuild_env`: pickle looks the function up by its module and name at load time."""
     if _numba_rebuild_env is None:
@@ -118,6 +118,41 @@ def _unserialize(codegen, state):
     return library
 
 
+def shared_library(codegen, name: str, object_codes: list[bytes]):
+    """One library holding the machine code of several object-code libraries, loaded into
+    Numba's JIT in one go (each object added as is, one relocation and finalize for all),
+    or None where one of them is not ELF64 object code this can read.  It has no module for
+    linking: nothing compiled later may call into it (program_kernels.py's kernels are
+    called from Python only)."""
+    if not object_codes or not hasattr(codegen, "_engine") or \
+            not hasattr(codegen._engine, "_ee"):
+        return None
+    symbols = [defined_symbols(code) for code in object_codes]
+    if any(found is None for found in symbols):
+        return None
+    from llvmlite.binding import object_file
+    library = codegen.create_library(name)
+    library.enable_object_caching()
+    library._set_compiled_object(object_codes[0])
+    for code in object_codes[1:]:           # loaded with the first, by its finalize
+        codegen._engine._ee.add_object_file(object_file.ObjectFileRef.from_data(code))
+    library._finalize_final_module()
+    for found in symbols:
+        codegen._engine._defined_symbols |= found
+    return library
+
+
+@contextlib.contextmanager
+def unserializing_as(codegen, library):
+    """Under this (and Numba's compiler lock), Numba's unserializing of a library gives
+    `library` (one `shared_library` serving each of its kernels' overloads)."""
+    codegen.unserialize_library = lambda state: library
+    try:
+        yield
+    finally:
+        del codegen.unserialize_library
+
+
 @contextlib.contextmanager
 def _lazy_linking(codegen):
     """Unserializing under this (and Numba's compiler lock) goes through `_unserialize`."""
@@ -130,6 +165,15 @@ def _lazy_linking(codegen):
         yield
     finally:
         del codegen.unserialize_library
+
+
+@contextlib.contextmanager
+def unpickling(context):
+    """Unpickle an overload's state under this (and Numba's compiler lock): its
+    Environments and its library load as `load` loads them."""
+    with lazy_environments(), _lazy_linking(context.codegen()):
+        yield
+
 
 
 def load(dispatcher, signature: tuple) -> bool:
@@ -146,7 +190,7 @@ def load(dispatcher, signature: tuple) -> bool:
             return True
         context = dispatcher.targetctx
         cached_nrt.initialize(context)     # the runtime the object code calls into
-        with _lazy_environments(), _lazy_linking(context.codegen()):
+        with unpickling(context):
             compiled = load_overload(signature, context)
         if compiled is None:
             return False

@@ -9,12 +9,16 @@ Numba links into later compiles) is kept in the kernel cache:
 
     $XLANB_CACHE_DIR/kernels/<versions>/nrt/<key>     header, SHA-256 of the payload, payload
 
-`key` hashes what decides the object code: the NRT module's IR text as this Numba builds it
-(built fresh each time, about a millisecond), the host's target triple, CPU name and
-features (Numba's `magic_tuple`, also in its own cache keys) and the optimization level;
-the directory names Python, Numba, llvmlite, NumPy and xlanb (cache.version_tag).  A file
-that is missing, truncated, corrupt or of another format is ignored: the NRT compiles as
-Numba compiles it, and the file is written again.
+`key` hashes what decides the object code without building it: the NRT module's source
+file (nrtdynmod.py, by size and modification time: an edited Numba makes other keys), the
+Numba settings it reads (NRT debugging, machine bits), the host's target triple, CPU
+name and features (Numba's `magic_tuple`, also in its own cache keys) and the
+optimization level; the directory names Python, Numba, llvmlite, NumPy and xlanb
+(cache.version_tag).  (The key hashed the module's IR text before, which meant building
+the module in every process: 3-5 ms of a warm start, for a text that only a Numba
+version or those settings change.)  A file that is missing, truncated, corrupt or of
+another format is ignored: the NRT compiles as Numba compiles it, and the file is written
+again.
 
 `initialize` does what `rtsys.initialize` does (register the C helpers, make the library,
 mark the runtime ready), with the library loaded instead of compiled where the cache has
@@ -23,6 +27,7 @@ it.  Where this Numba lacks the internals used it calls `rtsys.initialize` itsel
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
 
 from numba.core import config
@@ -45,18 +50,18 @@ def initialize(context) -> None:
         try:
             from llvmlite import binding as ll
             from numba.core.runtime import _nrt_python as _nrt, nrtdynmod
-            ir_module, library = nrtdynmod.create_nrt_module(context)
-        except (ImportError, AttributeError):       # another Numba: its own way
+            codegen = context.codegen()
+            path = cache.kernel_dir() / "nrt" / _key(codegen, nrtdynmod.__file__)
+        except (ImportError, AttributeError, OSError):   # another Numba: its own way
             rtsys.initialize(context)
             return
         if config.NRT_STATS:
             _nrt.memsys_enable_stats()
         for name, address in _nrt.c_helpers.items():    # as rtsys.initialize names them
             ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
-        codegen = context.codegen()
-        path = cache.kernel_dir() / "nrt" / _key(codegen, str(ir_module))
         loaded = _load(codegen, path)
         if loaded is None:
+            ir_module, library = nrtdynmod.create_nrt_module(context)
             library.enable_object_caching()      # keeps the object code, to be stored
             library.add_ir_module(ir_module)
             library.finalize()
@@ -66,9 +71,13 @@ def initialize(context) -> None:
         rtsys._init = True
 
 
-def _key(codegen, ir_text: str) -> str:
+def _key(codegen, module_file: str) -> str:
+    stat = os.stat(module_file)
+    settings = (config.DEBUG_NRT, getattr(config, "DEBUG_NRT_STACK_LIMIT", None),
+                config.MACHINE_BITS)
     digest = hashlib.sha256()
-    for part in (ir_text, repr(codegen.magic_tuple()), repr(config.OPT)):
+    for part in (f"{module_file}:{stat.st_size}:{stat.st_mtime_ns}", repr(settings),
+                 repr(codegen.magic_tuple()), repr(config.OPT)):
         digest.update(part.encode() + b"\0")
     return digest.hexdigest()[:32]
 

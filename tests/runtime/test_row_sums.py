@@ -78,3 +78,53 @@ def test_logsumexp_rows_vectorize_at_full_float32_width(tmp_path, monkeypatch):
     # exp's rounding step (llvm.rint) is the one rint in the kernel: its vector width
     widths = {int(w) for text in listings for w in re.findall(r"@llvm\.rint\.v(\d+)f32", text)}
     assert widths & {8, 16}, widths
+
+
+# ---------------------------------------------------------------------------
+# Loop fission of vector math chains (codegen/cpu.py `fission_cut`)
+# ---------------------------------------------------------------------------
+
+X32 = (RNG.standard_normal(3 * SUM_BLOCK + 17) * 2).astype(np.float32)
+
+
+def _gaussian_loglik(x, mu, sigma):
+    p = np.exp(-0.5 * ((x - mu) / sigma) ** 2)
+    p /= sigma * np.sqrt(2 * np.pi)         # float64 divisor, float32 p: exp, convert, log
+    return np.log(p).sum()
+
+
+CHAINS = {      # name: (fn, args, split in two loops per block?)
+    "softplus": (lambda x: np.log(np.exp(x) + 1).sum(), (X32,), True),
+    "gaussian log-likelihood": (_gaussian_loglik, (X32, np.float32(0.3), np.float32(1.7)),
+                                True),
+    "rows of log(1 + tanh^2)": (lambda x: np.log1p(np.tanh(x) ** 2).sum(axis=1),
+                                (RNG.standard_normal((6, 2 * SUM_BLOCK + 5)).astype(np.float32),), True),
+    "one function": (lambda x: np.exp(x).sum(), (X32,), False),
+    "two side by side": (lambda x: (np.exp(x) * np.sin(x)).sum(), (X32,), False),
+    "an exp both loops would need": (lambda x: (np.log(np.exp(x) + 1) * np.exp(x)).sum(),
+                                     (X32,), False),
+    # float64 sums have no float32 blocks; 4 lanes are throughput bound (no gain measured)
+    "float64 chain": (lambda x: np.log(np.exp(x) + 1).sum(), (X32.astype(np.float64),), False),
+}
+
+
+@pytest.mark.parametrize("name", list(CHAINS))
+def test_vector_math_chains_split_in_two_loops_and_match_numpy(name):
+    fn, args, split = CHAINS[name]
+    compiled = xlanb.jit(fn).lower(*args).compile()
+    sources = [k.source for k in compiled.kernels if k.kind in ("reduce", "row")]
+    assert any("fb_[kk_] = " in s for s in sources) == split, sources
+    n = args[0].shape[-1]
+    assert_like_numpy(xlanb.jit(fn)(*args), fn(*args), n=n)
+
+
+def test_a_split_chain_keeps_special_values():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 100.0, -100.0, 1e-30] * 70,
+                 np.float32)
+    fn = CHAINS["softplus"][0]
+    with np.errstate(all="ignore"):
+        want = fn(x)
+    np.testing.assert_equal(xlanb.jit(fn)(x), want)
+    y = np.where(np.isnan(x), 1.0, x).astype(np.float32)
+    with np.errstate(all="ignore"):
+        assert_like_numpy(xlanb.jit(fn)(y), fn(y), n=y.size)

@@ -101,8 +101,14 @@ CHAINS = {      # name: (fn, args, split in two loops per block?)
                                 (RNG.standard_normal((6, 2 * SUM_BLOCK + 5)).astype(np.float32),), True),
     "one function": (lambda x: np.exp(x).sum(), (X32,), False),
     "two side by side": (lambda x: (np.exp(x) * np.sin(x)).sum(), (X32,), False),
-    "an exp both loops would need": (lambda x: (np.log(np.exp(x) + 1) * np.exp(x)).sum(),
-                                     (X32,), False),
+    # cut at the exp both parts read: the second loop reads it from the buffer
+    "an exp both parts read": (lambda x: (np.log(np.exp(x) + 1) * np.exp(x)).sum(),
+                               (X32,), True),
+    # the sigmoid both logs read (sigmoid BCE)
+    "two logs of one sigmoid": (lambda z, y: -np.mean(y * np.log(1 / (1 + np.exp(-z)) + 1e-7)
+                                                      + (1 - y) * np.log(1 - 1 / (1 + np.exp(-z))
+                                                                         + 1e-7)),
+                                (X32, (X32 > 0).astype(np.float32)), True),
     # float64 sums have no float32 blocks; 4 lanes are throughput bound (no gain measured)
     "float64 chain": (lambda x: np.log(np.exp(x) + 1).sum(), (X32.astype(np.float64),), False),
 }
@@ -114,6 +120,10 @@ def test_vector_math_chains_split_in_two_loops_and_match_numpy(name):
     compiled = xlanb.jit(fn).lower(*args).compile()
     sources = [k.source for k in compiled.kernels if k.kind in ("reduce", "row")]
     assert any("fb_[kk_] = " in s for s in sources) == split, sources
+    for source in sources:          # each function once per element: nothing recomputed
+        block = source.split("for kb_ in range(nb_):")[-1].split("nb_ * ")[0]
+        calls = re.findall(r"\b(\w+_f(?:32|64))\(", block)
+        assert len(calls) == len(set(calls)) or name == "two logs of one sigmoid", calls
     n = args[0].shape[-1]
     assert_like_numpy(xlanb.jit(fn)(*args), fn(*args), n=n)
 

@@ -1321,6 +1321,7 @@ GEMV_PAIR_ROWS = 4
 
 # Vector math functions: each a long dependency chain (40-60 cycles on Zen 3)
 TRANSCENDENTAL = EXPENSIVE - {Op.DIV, Op.SQRT, Op.RSQRT}
+FISSION_MAX_NODES = 400     # kernels beyond: no search for a loop fission cut
 
 
 def fission_cut(root: Node, kernel: Kernel) -> Node | None:
@@ -1329,36 +1330,38 @@ def fission_cut(root: Node, kernel: Kernel) -> Node | None:
     (log of exp, ...) in one loop body is one dependency chain of 100+ cycles per vector:
     the FP scheduler (64 entries on Zen 3) fills with waiting instructions and the loop
     runs at a fraction of its throughput (llvm-mca: 115 cycles per 8 elements against 30
-    of resources, for the Gaussian log-likelihood).  Split before the last function of the
-    chain, each loop's chain is half as long.  1 thread, 1e6 float32, ms: sum(log(exp(x) +
-    1)) 3.22 -> 2.11; Gaussian log-likelihood 3.75 -> 2.05; float64 (4 lanes, throughput
-    bound) 8.2 -> 8.2.  The cut is the last function's operand, computed at the root's
-    index (an elementwise chain in the kernel), that the part after it needs alone among
-    the values of vector math functions before it."""
+    of resources, for the Gaussian log-likelihood).  Split, each loop's chain is about half
+    as long.  1 thread, 1e6 float32, ms: sum(log(exp(x) + 1)) 3.22 -> 2.11; Gaussian
+    log-likelihood 3.75 -> 2.05; float64 (4 lanes, throughput bound) 8.2 -> 8.2.
+
+    The cut is one value at the root's index (an elementwise node of the kernel) with a
+    function before it and one after, which the part after it needs alone among the
+    values of expensive ops before it (nothing is computed twice); of those, the one
+    splitting the functions on the longest path most evenly, the latest on a tie."""
+    if len(kernel.nodes) > FISSION_MAX_NODES:
+        return None
     chain: dict[int, int] = {}          # functions on the longest path to a node
     for node in kernel.nodes:
         inner = [chain.get(id(i), 0) for i in node.inputs
                  if kernel.contains(i) and i.shape == node.shape]
         chain[id(node)] = max(inner, default=0) + (node.op in TRANSCENDENTAL)
-    if chain.get(id(root), 0) < 2:
+    total = chain.get(id(root), 0)
+    if total < 2:
         return None
-    node = root
-    while True:                          # down the longest path to its last function
-        if node.op in TRANSCENDENTAL and len(node.inputs) == 1:
-            cut = node.inputs[0]
-            break
-        same = [i for i in node.inputs if kernel.contains(i) and i.shape == root.shape
-                and node.op in ELEMENTWISE]
-        if not same:
-            return None
-        node = max(same, key=lambda i: chain.get(id(i), 0))
-    if chain.get(id(cut), 0) < 1 or cut.dtype.kind != "f" or cut.shape != root.shape:
-        return None
-    before = _ancestors(cut, kernel)
-    after = _ancestors(root, kernel, stop=cut)
-    if any(n.op in EXPENSIVE for n in after & before if n is not cut):
-        return None                      # the second loop would compute it again
-    return cut
+    best, best_score = None, None
+    for position, cut in enumerate(kernel.nodes):
+        if cut is root or cut.op not in ELEMENTWISE or cut.shape != root.shape or \
+                cut.dtype.kind != "f" or chain[id(cut)] < 1:
+            continue
+        before = _ancestors(cut, kernel)
+        after = _ancestors(root, kernel, stop=cut) - {cut}
+        if not any(n.op in TRANSCENDENTAL for n in after - before) or \
+                any(n.op in EXPENSIVE for n in after & before):
+            continue
+        score = (abs(2 * chain[id(cut)] - total), -position)
+        if best_score is None or score < best_score:
+            best, best_score = cut, score
+    return best
 
 
 def _ancestors(node: Node, kernel: Kernel, stop: Node | None = None) -> set:

@@ -1321,7 +1321,7 @@ GEMV_PAIR_ROWS = 4
 
 # Vector math functions: each a long dependency chain (40-60 cycles on Zen 3)
 TRANSCENDENTAL = EXPENSIVE - {Op.DIV, Op.SQRT, Op.RSQRT}
-FISSION_MAX_NODES = 400     # kernels beyond: no search for a loop fission cut
+FISSION_MAX_NODES = 200     # kernels beyond: no search for a loop fission cut (quadratic)
 
 
 def fission_cut(root: Node, kernel: Kernel) -> Node | None:

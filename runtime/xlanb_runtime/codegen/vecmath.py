@@ -429,9 +429,12 @@ def exp_f32(x):
     # steps of the Cody-Waite reduction into one inexact subtraction
     r = fma(n, -_LN2HI32, xc)                   # exact
     r = fma(n, -_LN2LO32, r)
-    r2 = r * r                                  # Estrin: 11 cycles of latency, not 16
-    p = (_E32_4 * r2 + (_E32_3 * r + _E32_2)) * r2 + (_E32_1 * r + _E32_0)
-    p = _ONE32 + (r + r2 * p)
+    p = _E32_4
+    p = p * r + _E32_3
+    p = p * r + _E32_2
+    p = p * r + _E32_1
+    p = p * r + _E32_0
+    p = _ONE32 + (r + r * r * p)
     n1 = rint(n * _HALF32)                      # 2^n = 2^n1 * 2^(n-n1), both normal
     y = p * _pow2_f32(n1) * _pow2_f32(n - n1)
     y = y if x > _EXP_LO32 else _ZERO32

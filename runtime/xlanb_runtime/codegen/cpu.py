@@ -16,6 +16,9 @@ arithmetic; broadcast, transpose, slice and reverse only change the index expres
 Reductions accumulate in float64 for float32 inputs (NumPy-level accuracy at 10^7
 elements) in kernels compiled with `reassoc`, so LLVM vectorizes the accumulation; vector
 math functions are separate Numba functions with their own (non-reassociating) flags.
+Long float32 sums (whole arrays, rows from BLOCKED_ROW_MIN terms) add float32 blocks of
+SUM_BLOCK terms first, so the loop runs at the full float32 vector width, and a chain of
+vector math functions in such a block is split in two loops (`fission_cut`).
 """
 from __future__ import annotations
 

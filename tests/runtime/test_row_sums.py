@@ -138,3 +138,18 @@ def test_a_split_chain_keeps_special_values():
     y = np.where(np.isnan(x), 1.0, x).astype(np.float32)
     with np.errstate(all="ignore"):
         assert_like_numpy(xlanb.jit(fn)(y), fn(y), n=y.size)
+
+
+def test_a_parallel_kernel_never_shares_the_split_buffer_between_rows():
+    """Rows summed under a prange keep the chain in one loop: the block buffer is one per
+    call, so threads running rows at once would write each other's values."""
+    from xlanb_runtime.codegen.cpu import _Codegen
+    from xlanb_runtime.passes.fusion import plan_fusion
+    fn = CHAINS["rows of log(1 + tanh^2)"][0]
+    x = RNG.standard_normal((64, 2 * SUM_BLOCK + 5)).astype(np.float32)
+    graph = xlanb.jit(fn).lower(x).graph
+    (kernel,) = [k for k in plan_fusion(graph).kernels if k.kind in ("reduce", "row")]
+    serial = _Codegen(kernel, False).generate().source
+    parallel = _Codegen(kernel, True).generate().source
+    assert "fb_[kk_] = " in serial
+    assert "numba.prange" in parallel and "fb_" not in parallel

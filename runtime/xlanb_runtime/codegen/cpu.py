@@ -816,7 +816,9 @@ class _Codegen:
         partial = frozenset(i for i, (red, _) in enumerate(accs) if _blocked_sum(red))
         idx_var = f"k{len(outer)}"
         idx = outer + (idx_var,)
-        cut = None if parallel or in_outputs or len(accs) != 1 else \
+        # the block buffer is one per kernel call: never under a prange (rows' outer loop
+        # included), where threads would share it
+        cut = None if parallel or self.parallel or in_outputs or len(accs) != 1 else \
             fission_cut(accs[0][0].inputs[0], self.k)
         self.emit(f"nb_ = {size} // {SUM_BLOCK}")
         loop = "numba.prange" if parallel else "range"

@@ -620,3 +620,49 @@ def test_batched_and_other_dtype_dots_keep_np_matmul():
         np.testing.assert_array_equal(f(a, b), a @ b)
         assert "np.dot(" not in _blas_calls(f.last_compiled.executable.driver_source)
 
+
+
+ROW_LOCAL_CASES = [
+    ("softmax", """
+module m
+  %0 = parameter(), arg=0 : f32[37,300]
+  %1 = reduce(%0), arg=('max', (1,)) : f32[37]
+  %2 = broadcast(%1), arg=(0,) : f32[37,300]
+  %3 = subtract(%0, %2) : f32[37,300]
+  %4 = exponential(%3) : f32[37,300]
+  %5 = reduce(%4), arg=('sum', (1,)) : f32[37]
+  %6 = broadcast(%5), arg=(0,) : f32[37,300]
+  %7 = divide(%4, %6) : f32[37,300]
+  return (%7)
+"""),       # e is the sum's input: the sum's row buffer holds it
+    ("read_later_not_summed", """
+module m
+  %0 = parameter(), arg=0 : f64[9,40]
+  %1 = exponential(%0) : f64[9,40]
+  %2 = multiply(%1, %1) : f64[9,40]
+  %3 = reduce(%2), arg=('sum', (1,)) : f64[9]
+  %4 = broadcast(%3), arg=(0,) : f64[9,40]
+  %5 = divide(%1, %4) : f64[9,40]
+  return (%5, %3)
+"""),       # e is read by the last stage but summed only squared
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name,text", ROW_LOCAL_CASES, ids=[c[0] for c in ROW_LOCAL_CASES])
+def test_a_row_value_only_later_stages_read_stays_one_row(name, text, threads):
+    """row_fusion.keep_rows_local: a whole-row value read only by the row kernel's later
+    stages is no output of the kernel (no buffer the size of the input is written); the
+    generated code keeps the row it is on, one buffer per row under a prange."""
+    from xlanb_runtime import flags
+    graph = parse_graph(text)
+    args = random_args(graph, np.random.default_rng(3))
+    with flags.overriding(xla_cpu_threads=threads, xla_cpu_parallel_min_elements=1):
+        executable = runtime.compile(graph)
+    (row,) = [k for k in executable.plan.kernels if k.kind == "row"]
+    full = [o for o in row.outputs if o.shape == graph.params[0].shape]
+    assert full == list(graph.outputs[:1]), executable.as_text()
+    assert any("kept one row at a time" in d for d in row.decisions)
+    n = graph.params[0].shape[-1]
+    for g, e in zip(executable.run(args), interpret(graph, args)):
+        assert_close(g, e, n=n, scale=graph_scale(graph, args))

@@ -116,6 +116,8 @@ class _Codegen:
         self.narrow = False               # a dot generated whole (gen_narrow_dot)
         self.merged_views: dict[str, int] = {}     # input -> ndim, read through `input_at`
         self.loop_carried = True          # sums accumulate in loops (they need `reassoc`)
+        self.row_local_names: dict[int, str] = {}   # row kernels' one-row buffers
+        self.row_buffer_locals: set[int] = set()     # ... that are a reduction's row buffer
 
     # -- arguments ---------------------------------------------------------------------
     def _arg(self, kind: str, prefix: str, node=None, value=None) -> str:
@@ -358,6 +360,8 @@ class _Codegen:
         and for the stride 3 of an (n, m, 3) input always runs the scalar copy; a literal
         stride lets it load interleaved groups (RGB->gray+gamma 1024x1024x3 f32: 30 ms ->
         1.6 ms once the loop has a vecmath call)."""
+        if id(node) in self.row_local_names:     # at the row it is on (row_fusion)
+            return f"{self.row_local_names[id(node)]}[{idx[-1]}]"
         name = self.input_name(node)
         extent = node.shape[-1] if node.ndim >= 2 else 1
         if extent < 2 or not self.merged_views_enabled or not _LITERAL.match(idx[-1]):
@@ -385,6 +389,10 @@ class _Codegen:
         for node in nodes:
             node_idx = adapt_index(idx, space, node.shape)
             value = self.value(node, node_idx, cache)
+            if id(node) in self.row_local_names:
+                if id(node) not in self.row_buffer_locals:
+                    self.emit(f"{self.row_local_names[id(node)]}[{node_idx[-1]}] = {value}")
+                continue
             self.emit(f"{self.at(self.output_names[id(node)], node_idx)} = {value}")
 
     # -- kernel kinds ------------------------------------------------------------------
@@ -733,7 +741,14 @@ class _Codegen:
                 stores[s] = (accs, in_outputs)
                 if in_outputs and row_buffers:
                     self._row_buffers(accs, lengths[s])
+                    self._reuse_row_buffers(accs)
+        local_lines = self._row_local_buffers(group, lengths)
+        if not self.parallel:
+            self.lines += [f"    {line}" for line in local_lines]
         outer = self.open_loops(rows, "j", self.parallel)
+        if self.parallel:           # one per row: a prange's iterations share nothing
+            for line in local_lines:
+                self.emit(line)
         for s, stage in enumerate(group.stages):
             self.k, self.tag = stage, f"s{s}_"
             if stage.kind == "reduce":
@@ -743,6 +758,29 @@ class _Codegen:
             with self.distributed_loop():
                 self.write_outputs(stage.outputs, outer + ("k0",), {}, stage.root.shape)
         self.k, self.tag = group, ""
+
+    def _reuse_row_buffers(self, accs) -> None:
+        """A reduction's row buffer holding a row-local value (a softmax's `e`, stored
+        for its sum) is where later stages read it."""
+        for i, (red, _) in enumerate(accs):
+            node = red.inputs[0]
+            if any(node is n for n in self.k.row_locals) and \
+                    id(node) not in self.row_local_names:
+                self.row_local_names[id(node)] = f"{self.tag}row{i}"
+                self.row_buffer_locals.add(id(node))
+
+    def _row_local_buffers(self, group, lengths) -> list[str]:
+        """Allocations of the row kernel's one-row buffers (row_fusion.keep_rows_local)
+        not already a reduction's row buffer."""
+        lines = []
+        for n, node in enumerate(group.row_locals):
+            if id(node) in self.row_local_names:
+                continue
+            s = next(s for s, stage in enumerate(group.stages)
+                     if any(node is out for out in stage.outputs))
+            name = self.row_local_names[id(node)] = f"loc{n}"
+            lines.append(f"{name} = np.empty({lengths[s]}, np.{node.dtype.name})")
+        return lines
 
     def _reduce_stage(self, stage, accs, in_outputs, outer, size, row_buffers) -> None:
         self._init_accumulators(accs)

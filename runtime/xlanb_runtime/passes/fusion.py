@@ -95,6 +95,9 @@ class Kernel:
     # place, and a chain of such stages multiplies (npbench stockham_fft: 15 butterfly
     # stages each reading the last at 2 places made 4,000-line kernels, minutes in Numba)
     copies: dict[int, int] = field(default_factory=dict)
+    # row kernels: whole-row values only later stages read, kept in a buffer of one row
+    # (row_fusion.keep_rows_local) instead of an output the size of the input
+    row_locals: list[Node] = field(default_factory=list)
 
     def contains(self, node: Node) -> bool:
         return id(node) in self.region
@@ -255,6 +258,8 @@ class _Planner:
             merged = merge_rows(ordered, self.producer, self.index)
             from .gemv_fusion import merge_gemv_pairs
             merged = merge_gemv_pairs(merged, self.producer, self.index)
+            from .row_fusion import keep_rows_local
+            keep_rows_local(merged, self.is_output)
             ordered = _execution_order(merged, self.producer, self.index)
         for kernel in ordered:
             kernel.name = self._name(kernel)

@@ -19,8 +19,10 @@ symbolically to check.  A merge is also refused when a kernel outside the chain 
 between two stages (it would need the first stage's output before the row kernel ends).
 A kernel that only shares an input with a chain joins it too: the row is read once.
 
-Outputs of earlier stages stay buffers (later stages read them back from cache): the gain
-is one sweep over memory and one call instead of several.  A chain with reductions takes
+Whole-row values that only later stages read (a softmax's `e`) are kept in a buffer of one
+row (`keep_rows_local`), not written to an array the size of the input; other outputs of
+earlier stages stay buffers (later stages read them back from cache).  The gain is one
+sweep over memory and one call instead of several.  A chain with reductions takes
 no stage whose vector math is inaccurate under `reassoc` (tanh, erf...): the kernel is one
 function with one set of fastmath flags, and its reductions need `reassoc` to vectorize.  Target: CPU (the CUDA code
 generator schedules reductions per block, without stages).
@@ -229,3 +231,37 @@ def _unwrap(kernel: Kernel, producer) -> Kernel:
     for out in stage.outputs:
         producer[id(out)] = stage
     return stage
+
+
+def keep_rows_local(kernels: list[Kernel], is_output: set[int]) -> None:
+    """Move each row kernel's whole-row values that no other kernel reads and the program
+    does not return from its outputs to `row_locals`: the generated code keeps the row
+    it is on in a buffer of one row, which later stages read (row_local checked they read
+    it only at that row).  A softmax of 1024x1000 then writes one output array, not two
+    (its `e` went to a scratch array the size of the input, ~1/3 of its memory traffic)."""
+    read_elsewhere: dict[int, set[int]] = {}
+    for kernel in kernels:
+        for inp in kernel.inputs:
+            read_elsewhere.setdefault(id(inp), set()).add(id(kernel))
+    for kernel in kernels:
+        if kernel.kind != ROW_KIND or len(kernel.stages) < 2:
+            continue
+        local = [o for o in kernel.outputs
+                 if id(o) not in is_output and not read_elsewhere.get(id(o))
+                 and _whole_row(kernel, o)]
+        if not local:
+            continue
+        kernel.row_locals = local
+        kernel.outputs = [o for o in kernel.outputs if not any(o is n for n in local)]
+        kernel.decisions.append(
+            f"row fusion: {', '.join(n.op.value for n in local)} kept one row at a time, "
+            f"in a buffer of {local[0].shape[-1]} elements: only later stages read it")
+
+
+def _whole_row(kernel: Kernel, node: Node) -> bool:
+    """Whether a stage before the last writes `node` element by element over its rows
+    (not one value per row)."""
+    for stage in kernel.stages[:-1]:
+        if any(node is out for out in stage.outputs):
+            return node.shape == row_space(stage) and stage.region[id(node)] != "out"
+    return False

@@ -68,6 +68,9 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     # scalars are values: nothing to alias or write back
     arrays = [name for name, a in zip(names, args) if type(a) is np.ndarray]
     checks += _alias_check(arrays) if pure else _owner_check(arrays)
+    # read-only arguments take the general path, which raises before writing any: the
+    # program may write an argument in place as it runs (buffers.py)
+    checks += _writeable_check([names[traced.param_leaves[p]] for p, _ in traced.writebacks])
     params = [numbers.get(i, names[i]) for i in traced.param_leaves]
     # a Python number goes in as call_params makes it: NumPy's 0-d array of it
     checks += [f"    {numbers[i]} = _asarray({names[i]})" for i in sorted(numbers)]
@@ -218,12 +221,20 @@ def _several_outputs(outs: tuple[str, ...], compiled, before: str = "",
             f"    return {listed}"]
 
 
+def _writeable_check(names: list[str]) -> list[str]:
+    if not names:
+        return []
+    writeable = " and ".join(f"{name}.flags.writeable" for name in names)
+    return [f"    if not ({writeable}):", "        MISSED"]
+
+
 def _written_back(outs: tuple[str, ...], compiled, before: str, listed: str,
                   params: list[str]) -> list[str]:
     """The end of a program that writes arguments back and returns None or one array: its
     writeback copies inline (finish_writes costs ~3.9 us on a 64-element momentum step,
-    its two copies ~1 us); read-only arguments still go to FINISH, which raises before
-    writing any.  Anything more (returned arguments, scalars, effects) is FINISH's."""
+    its two copies ~1 us), none for an argument the program wrote in place (its output
+    is the parameter itself, buffers.py); the guard checked that they are writeable.
+    Anything more (returned arguments, scalars, effects) is FINISH's."""
     traced = compiled.traced
     tree = traced.out_tree
     sources = [outs[o] for _, o in traced.writebacks]
@@ -232,10 +243,8 @@ def _written_back(outs: tuple[str, ...], compiled, before: str, listed: str,
             traced.effects or not all(out.isidentifier() for out in outs):
         return [f"    return FINISH({before}{listed})"]
     targets = [params[p] for p, _ in traced.writebacks]
-    writeable = " and ".join(f"{t}.flags.writeable" for t in targets)
-    lines = [f"    if not ({writeable}):", f"        return FINISH({before}{listed})"]
-    lines += [f"    np.copyto({t}, {src}, casting='unsafe')"
-              for t, src in zip(targets, sources)]
+    lines = [f"    np.copyto({t}, {src}, casting='unsafe')"
+             for t, src in zip(targets, sources) if t != src]
     return lines + ["    return None" if tree.kind == "none" else f"    return {outs[0]}"]
 
 

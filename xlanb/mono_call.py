@@ -11,7 +11,10 @@ caches and TorchDynamo's guards do.  Anything else (another signature, a pytree,
 number) returns MISS and takes the general path, which stays the reference.  Several
 outputs (a tuple, a dict) are finished as the general path does (`Compiled.finish_pure`);
 a program that writes its arguments back or returns one of them writes back and returns
-through `Compiled.finish_writes`, after an owner check that is find_aliases' own.
+through `Compiled.finish_writes`, after an owner check that is find_aliases' own and a
+check that the written arguments are writeable (its kernels may write them in place,
+runtime buffers.py: then the guard copies nothing; a momentum step on 64 elements lost
+two allocations and two copies).
 
 Where the executable offers its driver's parts (`Executable.inline`), the guard holds the
 kernel calls itself: one Python frame per call, and no C-contiguity test of an argument whose

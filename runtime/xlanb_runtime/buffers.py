@@ -9,7 +9,9 @@ Storage classes:
   view    a reshape of another value (no copy)
   update  `x[a:b] = v` written over x's own buffer (see below)
   donated a parameter the caller lets the program overwrite: a rolled loop's carried state,
-          which the loop runner copies once before the first trip (codegen/compiled_loop.py)
+          which the loop runner copies once before the first trip (codegen/compiled_loop.py),
+          or an argument the call writes back anyway (`write_into`), whose new value the
+          program writes straight into it (XLA's input/output aliasing)
   loop    a loop's results: arrays its body's program returned (fresh on every trip); also
           a library call's results where it has several or where its function takes no
           `out=` (the arrays NumPy returned)
@@ -101,7 +103,7 @@ def assign_buffers(plan: FusionPlan, scratch_needs: dict[str, tuple],
                                            returns_own_array(kernel.root)):
             storage[id(kernel.root)] = Storage("loop")
     if donated is not None:
-        finals = final_values(plan, write_into)
+        finals = final_values(plan, write_into, storage)
         _update_in_place(plan, storage, set(map(id, graph.params[:donated])), finals)
         _write_back_in_place(plan, storage, finals)
     outputs = {id(_root(o, storage)) for o in graph.outputs}
@@ -189,17 +191,19 @@ def _update_in_place(plan: FusionPlan, storage: dict[int, Storage], donated: set
         last[id(root)] = max(step, last.get(id(kernel.root), step))
 
 
-def final_values(plan: FusionPlan, write_into: tuple) -> dict[int, Node]:
+def final_values(plan: FusionPlan, write_into: tuple, storage: dict[int, Storage]
+                 ) -> dict[int, Node]:
     """{id(param): the value the caller copies into it} for the `write_into` pairs whose
-    value could take the parameter's buffer: of its type, returned nowhere else (the
-    caller would get its own argument back as a new array), one value per parameter."""
+    value could take the parameter's buffer: of its type, neither it nor a view of it
+    output anywhere else (the caller would get its own argument back as a new array),
+    one value per parameter."""
     graph = plan.graph
     finals: dict[int, Node] = {}
     for p, o in write_into:
         param, value = graph.params[p], graph.outputs[o]
         if value.op is Op.PARAMETER or value.shape != param.shape or \
                 value.dtype != param.dtype or id(param) in finals or \
-                sum(out is value for out in graph.outputs) != 1:
+                sum(_root(out, storage) is value for out in graph.outputs) != 1:
             continue
         finals[id(param)] = value
     return finals

@@ -70,8 +70,19 @@ def returns_the_new_value(w, g):
     return new
 
 
+def returns_a_view_of_the_new_value(w, g):
+    w += g
+    return (w * 1.0).reshape(-1, 2)        # w * 1.0 simplifies to w's new value
+
+
+def scalar_state(w, t, g):
+    t += 1.0
+    w -= g / t
+
+
 PROGRAMS = [sgd, momentum, adam, slice_update, add_out, stencil, reversed_self,
-            minus_mean, minus_first, shifted_out, returns_written, returns_the_new_value]
+            minus_mean, minus_first, shifted_out, returns_written, returns_the_new_value,
+            returns_a_view_of_the_new_value]
 ARITY = {momentum: 3, adam: 4, add_out: 3}
 
 # how each argument is made from a fresh array of 3 * 16 elements
@@ -248,3 +259,14 @@ def test_nothing_is_written_in_place_before_a_library_call_that_may_fail():
         with pytest.raises(np.linalg.LinAlgError):
             jitted(w, -np.eye(4))
         np.testing.assert_array_equal(w, 1.0)
+
+
+def test_a_zero_dimensional_argument_is_written_as_numpy_writes_it():
+    _compare(scalar_state, lambda: [np.ones(16), np.array(2.0), np.full(16, 3.0)])
+
+
+def test_an_integer_argument_takes_converted_values():
+    def truncate(x, y):
+        x[...] = y * 2.5
+
+    _compare(truncate, lambda: [np.arange(16), np.arange(16.0)])

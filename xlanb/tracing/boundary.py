@@ -15,6 +15,9 @@ caller's world as NumPy would:
   (baked into the program), is part of the signature (`AliasPlan.key`).
 * **Writes out.** `Traced.writebacks` names the parameters whose root was written; the
   call copies their final values into the caller's arrays (`finish_call`), and only those.
+  The program may have written a value straight into its argument (its output is then the
+  argument itself, nothing to copy: runtime buffers.py `_write_back_in_place`), so
+  read-only arguments are refused before the program runs (`check_writeable`).
 * **Arguments returned.** Where the function returns an argument or a view of one, the
   caller gets that same object, or the same view of its memory (`Traced.arg_outputs`); an
   array returned twice, or with a view of it, comes back as one array and its view.

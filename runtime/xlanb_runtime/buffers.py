@@ -236,16 +236,49 @@ def _write_back_in_place(plan: FusionPlan, storage: dict[int, Storage],
     last = _last_reads(plan, storage)
     producers = {id(out): (step, kernel) for step, kernel in enumerate(plan.kernels)
                  for out in kernel.outputs}
+    placed: dict[str, dict[int, int]] = {}     # kernel -> {id(value): id(its param)}
     for param in plan.graph.params:
         value = finals.get(id(param))
         if value is None or id(value) in storage or id(value) not in producers:
             continue
         step, kernel = producers[id(value)]
+        into = {**placed.get(kernel.name, {}), id(value): id(param)}
         if kernel.kind == "loop" and last.get(id(param), -1) <= step and \
                 _reads_only_in_place(kernel, param, value, storage) and \
-                _nothing_raises_from(plan, step):
+                _outputs_read_apart(kernel, into) and _nothing_raises_from(plan, step):
+            placed[kernel.name] = into
             storage[id(param)] = Storage("donated")
             storage[id(value)] = Storage("update", base=param)
+
+
+def _outputs_read_apart(kernel, into: dict[int, int]) -> bool:
+    """Whether each output of the kernel reads, of the parameters it writes in place
+    (`into`: id(value) -> id(param)), at most the one its own value goes into.
+    The kernel may store its outputs in any order, in one loop or in several (codegen's
+    loop distribution): then no store into a parameter precedes a read of it for
+    another output (momentum: `w -= lr * m` after `m *= b; m += g` reads m's new value
+    from m's parameter, so only one of w and m is written in place)."""
+    written = set(into.values())
+    for out in kernel.outputs:
+        own = into.get(id(out))
+        if any(p != own for p in _inputs_reached(kernel, out) & written):
+            return False
+    return True
+
+
+def _inputs_reached(kernel, node: Node) -> set[int]:
+    """ids of the kernel's inputs that its value of `node` is computed from."""
+    reached, seen, stack = set(), set(), [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if kernel.contains(n):
+            stack.extend(n.inputs)
+        else:
+            reached.add(id(n))
+    return reached
 
 
 def _last_reads(plan: FusionPlan, storage: dict[int, Storage]) -> dict[int, int]:

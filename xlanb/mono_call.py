@@ -70,10 +70,10 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     checks += _signature_checks(names, args, env)
     # scalars are values: nothing to alias or write back
     arrays = [name for name, a in zip(names, args) if type(a) is np.ndarray]
-    checks += _alias_check(arrays) if pure else _owner_check(arrays)
-    # read-only arguments take the general path, which raises before writing any: the
-    # program may write an argument in place as it runs (buffers.py)
-    checks += _writeable_check([names[traced.param_leaves[p]] for p, _ in traced.writebacks])
+    # read-only written arguments take the general path, which raises before writing
+    # any: the program may write an argument in place as it runs (buffers.py)
+    written = {names[traced.param_leaves[p]] for p, _ in traced.writebacks}
+    checks += _alias_check(arrays) if pure else _owner_check(arrays, written)
     params = [numbers.get(i, names[i]) for i in traced.param_leaves]
     # a Python number goes in as call_params makes it: NumPy's 0-d array of it
     checks += [f"    {numbers[i]} = _asarray({names[i]})" for i in sorted(numbers)]
@@ -192,14 +192,31 @@ def _arrays_in(traced) -> bool:
     return not (traced.flat_params or traced.scalar_params or traced.time_params)
 
 
-def _owner_check(names: list[str]) -> list[str]:
+# NPY_ARRAY_OWNDATA | NPY_ARRAY_WRITEABLE in `ndarray.flags.num`: both in one flags read
+OWNED_WRITEABLE = 0x0004 | 0x0400
+
+
+def _owner_check(names: list[str], written=frozenset()) -> list[str]:
     """find_aliases, exactly, for a program that writes its arguments back: each argument
     owns its memory or views an ndarray that does, no two share an owner; else the
-    general path (views of a buffer NumPy does not own may overlap unseen)."""
+    general path (views of a buffer NumPy does not own may overlap unseen).  The
+    `written` ones must be writeable too: an argument owning its memory is checked for
+    both with one `flags` object (~0.1 us each)."""
     lines = []
     for i, name in enumerate(names):
-        lines += [f"    o{i} = {name} if {name}.base is None else {name}.base",
-                  f"    if type(o{i}) is not ND or not o{i}.flags.owndata:", "        MISSED"]
+        if name not in written:
+            lines += [f"    o{i} = {name} if {name}.base is None else {name}.base",
+                      f"    if type(o{i}) is not ND or not o{i}.flags.owndata:",
+                      "        MISSED"]
+            continue
+        lines += [f"    o{i} = {name}.base",
+                  f"    if o{i} is None:",
+                  f"        if {name}.flags.num & {OWNED_WRITEABLE} != {OWNED_WRITEABLE}:",
+                  "            MISSED",
+                  f"        o{i} = {name}",
+                  f"    elif type(o{i}) is not ND or not o{i}.flags.owndata or "
+                  f"not {name}.flags.writeable:",
+                  "        MISSED"]
     return lines + _alias_check(names)[len(names):]
 
 
@@ -222,13 +239,6 @@ def _several_outputs(outs: tuple[str, ...], compiled, before: str = "",
                             for b in outs[i + 1:])
     return [f"    return {listed} if {distinct} else FINISH({listed})" if distinct else
             f"    return {listed}"]
-
-
-def _writeable_check(names: list[str]) -> list[str]:
-    if not names:
-        return []
-    writeable = " and ".join(f"{name}.flags.writeable" for name in names)
-    return [f"    if not ({writeable}):", "        MISSED"]
 
 
 def _written_back(outs: tuple[str, ...], compiled, before: str, listed: str,

@@ -413,3 +413,12 @@ def test_number_arguments_of_a_write_back_or_returned_keep_the_general_path():
         assert type(a) is float and a == 0.25
         np.testing.assert_allclose(out, w * 0.25)
     assert jstep._mono is None and jboth._mono is None
+
+
+def test_the_owned_and_writeable_flag_bits_are_numpys():
+    """The write-back guard reads both from `flags.num` (mono_call.OWNED_WRITEABLE)."""
+    bits = mono_call.OWNED_WRITEABLE
+    frozen = np.ones(3)
+    frozen.flags.writeable = False
+    assert np.ones(3).flags.num & bits == bits
+    assert frozen.flags.num & bits != bits and np.ones(3)[1:].flags.num & bits != bits

@@ -242,10 +242,13 @@ def test_a_returned_new_value_is_not_the_argument():
         assert x[0] != -5.0
 
 
-def test_a_read_only_argument_raises_before_anything_is_written():
+@pytest.mark.parametrize("view", [False, True])
+def test_a_read_only_argument_raises_before_anything_is_written(view):
     jitted = xlanb.jit(momentum)
-    w, m, g = np.ones(8), np.ones(8), np.ones(8)
+    w, m, g = (np.ones(10)[1:9] if view else np.ones(8)), np.ones(8), np.ones(8)
     jitted(w.copy(), m.copy(), g)              # compiled, the guard written
+    jitted(w, m.copy(), g)
+    w[...], m[...] = 1.0, 1.0
     w.flags.writeable = False
     for _ in range(2):
         with pytest.raises(ReadOnlyArrayError):

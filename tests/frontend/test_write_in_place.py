@@ -297,3 +297,20 @@ def test_an_integer_argument_takes_converted_values():
         x[...] = y * 2.5
 
     _compare(truncate, lambda: [np.arange(16), np.arange(16.0)])
+
+
+def test_a_run_time_check_that_fails_leaves_the_arguments_unwritten():
+    """np.asarray_chkfinite raises inside the program; the write after it in the
+    user's code must not have happened (as in NumPy), in place or not."""
+    def step(w, x):
+        np.asarray_chkfinite(x)
+        w -= x
+
+    jitted = xlanb.jit(step)
+    w = np.ones(8)
+    jitted(w, np.ones(8))
+    np.testing.assert_array_equal(w, 0.0)
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            jitted(w, np.full(8, np.nan))
+        np.testing.assert_array_equal(w, 0.0)

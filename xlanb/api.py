@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import functools
 import inspect
 import threading
@@ -32,8 +33,8 @@ from xlanb_runtime.report import CompileReport
 from . import mono_call
 from .pytree import make_unflattener
 from .tracing import free_variables, trace
-from .tracing.boundary import (as_scalars, call_params, distinct_outputs, find_aliases,
-                               finish_call)
+from .tracing.boundary import (as_scalars, call_params, check_writeable, distinct_outputs,
+                               find_aliases, finish_call)
 from .tracing.lowering.stride_tricks import flag_facts
 from .internal_errors import named_internal_errors
 from .tracing.tracer import current_context, flatten_args, has_tracer, trace_learning_statics
@@ -250,6 +251,7 @@ class Compiled:
                     out.item() if self._single_suffix else out
             return self.finish_pure(self._driver(*arrays))
         params = call_params(self.traced, leaves)
+        check_writeable(self.traced, params)     # before: the driver may write in place
         return self.finish_writes(params, leaves, self._driver(*params))
 
     def finish_writes(self, params, leaves, outs) -> object:
@@ -464,7 +466,10 @@ class JitFunction:
         report = CompileReport(getattr(self.fn, "__name__", "main"), self.target)
         with report.phase("trace", "trace"):
             traced = self._trace(args, kwargs)
-        return Lowered(self, traced, self.options, report)
+        options = self.options
+        if traced.writebacks:       # the program may write them in place (buffers.py)
+            options = dataclasses.replace(options, write_into=traced.writebacks)
+        return Lowered(self, traced, options, report)
 
     def run_interpreted(self, args, kwargs):
         """Trace (once per signature) and run op by op in the reference interpreter."""

@@ -11,7 +11,10 @@ caches and TorchDynamo's guards do.  Anything else (another signature, a pytree,
 number) returns MISS and takes the general path, which stays the reference.  Several
 outputs (a tuple, a dict) are finished as the general path does (`Compiled.finish_pure`);
 a program that writes its arguments back or returns one of them writes back and returns
-through `Compiled.finish_writes`, after an owner check that is find_aliases' own.
+through `Compiled.finish_writes`, after an owner check that is find_aliases' own and a
+check that the written arguments are writeable (its kernels may write them in place,
+runtime buffers.py: then the guard copies nothing; a momentum step on 64 elements lost
+two allocations and two copies).
 
 Where the executable offers its driver's parts (`Executable.inline`), the guard holds the
 kernel calls itself: one Python frame per call, and no C-contiguity test of an argument whose
@@ -67,7 +70,10 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     checks += _signature_checks(names, args, env)
     # scalars are values: nothing to alias or write back
     arrays = [name for name, a in zip(names, args) if type(a) is np.ndarray]
-    checks += _alias_check(arrays) if pure else _owner_check(arrays)
+    # read-only written arguments take the general path, which raises before writing
+    # any: the program may write an argument in place as it runs (buffers.py)
+    written = {names[traced.param_leaves[p]] for p, _ in traced.writebacks}
+    checks += _alias_check(arrays) if pure else _owner_check(arrays, written)
     params = [numbers.get(i, names[i]) for i in traced.param_leaves]
     # a Python number goes in as call_params makes it: NumPy's 0-d array of it
     checks += [f"    {numbers[i]} = _asarray({names[i]})" for i in sorted(numbers)]
@@ -186,14 +192,31 @@ def _arrays_in(traced) -> bool:
     return not (traced.flat_params or traced.scalar_params or traced.time_params)
 
 
-def _owner_check(names: list[str]) -> list[str]:
+# NPY_ARRAY_OWNDATA | NPY_ARRAY_WRITEABLE in `ndarray.flags.num`: both in one flags read
+OWNED_WRITEABLE = 0x0004 | 0x0400
+
+
+def _owner_check(names: list[str], written=frozenset()) -> list[str]:
     """find_aliases, exactly, for a program that writes its arguments back: each argument
     owns its memory or views an ndarray that does, no two share an owner; else the
-    general path (views of a buffer NumPy does not own may overlap unseen)."""
+    general path (views of a buffer NumPy does not own may overlap unseen).  The
+    `written` ones must be writeable too: an argument owning its memory is checked for
+    both with one `flags` object (~0.1 us each)."""
     lines = []
     for i, name in enumerate(names):
-        lines += [f"    o{i} = {name} if {name}.base is None else {name}.base",
-                  f"    if type(o{i}) is not ND or not o{i}.flags.owndata:", "        MISSED"]
+        if name not in written:
+            lines += [f"    o{i} = {name} if {name}.base is None else {name}.base",
+                      f"    if type(o{i}) is not ND or not o{i}.flags.owndata:",
+                      "        MISSED"]
+            continue
+        lines += [f"    o{i} = {name}.base",
+                  f"    if o{i} is None:",
+                  f"        if {name}.flags.num & {OWNED_WRITEABLE} != {OWNED_WRITEABLE}:",
+                  "            MISSED",
+                  f"        o{i} = {name}",
+                  f"    elif type(o{i}) is not ND or not o{i}.flags.owndata or "
+                  f"not {name}.flags.writeable:",
+                  "        MISSED"]
     return lines + _alias_check(names)[len(names):]
 
 
@@ -222,8 +245,9 @@ def _written_back(outs: tuple[str, ...], compiled, before: str, listed: str,
                   params: list[str]) -> list[str]:
     """The end of a program that writes arguments back and returns None or one array: its
     writeback copies inline (finish_writes costs ~3.9 us on a 64-element momentum step,
-    its two copies ~1 us); read-only arguments still go to FINISH, which raises before
-    writing any.  Anything more (returned arguments, scalars, effects) is FINISH's."""
+    its two copies ~1 us), none for an argument the program wrote in place (its output
+    is the parameter itself, buffers.py); the guard checked that they are writeable.
+    Anything more (returned arguments, scalars, effects) is FINISH's."""
     traced = compiled.traced
     tree = traced.out_tree
     sources = [outs[o] for _, o in traced.writebacks]
@@ -232,10 +256,8 @@ def _written_back(outs: tuple[str, ...], compiled, before: str, listed: str,
             traced.effects or not all(out.isidentifier() for out in outs):
         return [f"    return FINISH({before}{listed})"]
     targets = [params[p] for p, _ in traced.writebacks]
-    writeable = " and ".join(f"{t}.flags.writeable" for t in targets)
-    lines = [f"    if not ({writeable}):", f"        return FINISH({before}{listed})"]
-    lines += [f"    np.copyto({t}, {src}, casting='unsafe')"
-              for t, src in zip(targets, sources)]
+    lines = [f"    np.copyto({t}, {src}, casting='unsafe')"
+             for t, src in zip(targets, sources) if t != src]
     return lines + ["    return None" if tree.kind == "none" else f"    return {outs[0]}"]
 
 

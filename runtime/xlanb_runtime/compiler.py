@@ -42,6 +42,9 @@ class CompileOptions:
     fusion: bool = True
     disabled_passes: tuple[str, ...] = ()
     pipeline: tuple[str, ...] = OPTIMIZE_PIPELINE
+    # (param, output) pairs: the caller copies output into param after each call (the
+    # front end's write-backs); where safe the program writes it there itself (buffers.py)
+    write_into: tuple[tuple[int, int], ...] = ()
 
 
 _dispatchers: dict[str, object] = {}
@@ -186,7 +189,8 @@ def _compile_program(graph: Graph, target: str, options: CompileOptions,
     scratch = {name: gen.dot_acc[1:] for name, gen in generated.items()
                if gen.dot_acc and gen.dot_acc[0] == "scratch"}
     with report.phase("buffer-assignment", "pass"):
-        buffers = assign_buffers(plan, scratch, donated)
+        buffers = assign_buffers(plan, scratch, donated,
+                                 () if settings.xla_debug_nans else options.write_into)
     shared = parallel_compile.fan_out([
         (cache.canonical_kernel(gen.source, gen.function), kernel_signature(gen))
         for gen in generated.values() if gen.has_function]) is not None
@@ -259,6 +263,7 @@ def _compile_loop_bodies(plan, target: str, options: CompileOptions,
     bodies compiled so far, or when a body itself goes over, `_CompileTimeExceeded`
     (npbench syrk's 70 loops, a row width each, compiled for 5 minutes before)."""
     loops, compiled = {}, {}
+    options = dataclasses.replace(options, write_into=())   # the caller's, not a body's
     bodies = [k for k in plan.kernels if k.kind == "library" and k.root.op is Op.LOOP]
     settings = flags.current()
     keys = [(program_cache.program_key(k.root.arg.body, target, options, settings),

@@ -113,7 +113,7 @@ def test_write_backs_of_a_step_returning_none_or_one_array_run_inline():
                 np.testing.assert_allclose(got, want, rtol=1e-14)
             for a, b in zip(mine, theirs):
                 np.testing.assert_allclose(a, b, rtol=1e-14)
-        assert "copyto" in f._mono.__code__.co_names, fn.__name__    # inline, no FINISH
+        assert "FINISH" not in f._mono.__code__.co_names, fn.__name__    # inline
         frozen = [a.copy() for a in mine]
         frozen[count - 2].flags.writeable = False   # m (w is written first), or w
         before = [a.copy() for a in frozen]
@@ -413,3 +413,12 @@ def test_number_arguments_of_a_write_back_or_returned_keep_the_general_path():
         assert type(a) is float and a == 0.25
         np.testing.assert_allclose(out, w * 0.25)
     assert jstep._mono is None and jboth._mono is None
+
+
+def test_the_owned_and_writeable_flag_bits_are_numpys():
+    """The write-back guard reads both from `flags.num` (mono_call.OWNED_WRITEABLE)."""
+    bits = mono_call.OWNED_WRITEABLE
+    frozen = np.ones(3)
+    frozen.flags.writeable = False
+    assert np.ones(3).flags.num & bits == bits
+    assert frozen.flags.num & bits != bits and np.ones(3)[1:].flags.num & bits != bits

@@ -15,6 +15,9 @@ caller's world as NumPy would:
   (baked into the program), is part of the signature (`AliasPlan.key`).
 * **Writes out.** `Traced.writebacks` names the parameters whose root was written; the
   call copies their final values into the caller's arrays (`finish_call`), and only those.
+  The program may have written a value straight into its argument (its output is then the
+  argument itself, nothing to copy: runtime buffers.py `_write_back_in_place`), so
+  read-only arguments are refused before the program runs (`check_writeable`).
 * **Arguments returned.** Where the function returns an argument or a view of one, the
   caller gets that same object, or the same view of its memory (`Traced.arg_outputs`); an
   array returned twice, or with a view of it, comes back as one array and its view.
@@ -251,17 +254,24 @@ def distinct_outputs(outs: list, count: int) -> list:
     return outs
 
 
+def check_writeable(traced, params: Sequence) -> None:
+    """NumPy's error for a write into a read-only argument, raised before anything is
+    written (a program may write an argument in place as it runs, buffers.py)."""
+    for p, _ in traced.writebacks:
+        if not params[p].flags.writeable:
+            raise ReadOnlyArrayError("assignment destination is read-only",
+                                     op_name=f"argument {traced.param_leaves[p]}",
+                                     hint="pass a writeable array, or copy it first")
+
+
 def finish_call(traced, params: Sequence, leaves: Sequence, outs: list) -> list:
     """Write back what the program changed, then return the caller's own objects."""
     distinct_outputs(outs, traced.out_tree.num_leaves)
     if traced.writebacks:
-        for p, _ in traced.writebacks:
-            if not params[p].flags.writeable:
-                raise ReadOnlyArrayError("assignment destination is read-only",
-                                         op_name=f"argument {traced.param_leaves[p]}",
-                                         hint="pass a writeable array, or copy it first")
+        check_writeable(traced, params)
         for p, o in traced.writebacks:
-            np.copyto(params[p], outs[o], casting="unsafe")
+            if outs[o] is not params[p]:          # else written in place (buffers.py)
+                np.copyto(params[p], outs[o], casting="unsafe")
     for index, source in traced.arg_outputs.items():
         if source.leaf is not None:
             outs[index] = leaves[source.leaf]

@@ -1,0 +1,319 @@
+"""Programs that write their arguments (issue 15): the value written back goes straight into
+the argument's buffer where the kernel reads it only at the element it writes (buffers.py
+`_write_back_in_place`), else through a fresh buffer and a copy.  Either way every argument
+and every returned value after a call is NumPy's, including views, slices, negative
+strides, arguments that alias each other, stencils that read neighbours, and calls that
+fail."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlanb
+from xlanb.errors import ReadOnlyArrayError
+
+
+def sgd(w, g):
+    w -= 0.01 * g
+
+
+def momentum(w, m, g):
+    m *= 0.9
+    m += g
+    w -= 0.01 * m
+
+
+def adam(w, m, v, g):
+    m *= 0.9
+    m += 0.1 * g
+    v *= 0.999
+    v += 0.001 * g * g
+    w -= 0.001 * m / (np.sqrt(v) + 1e-8)
+
+
+def slice_update(x, g):
+    x[1:-1] += 0.5 * g[1:-1]
+
+
+def add_out(a, b, c):
+    np.add(a, b, out=c)
+
+
+def stencil(x, g):
+    x[1:-1] = (x[:-2] + x[2:]) / 2 + g[1:-1]
+
+
+def reversed_self(x, g):
+    x += x[::-1] * g
+
+
+def minus_mean(x, g):
+    x -= x.mean() + g
+
+
+def minus_first(x, g):
+    x -= x[0] * g
+
+
+def shifted_out(x, g):
+    np.add(x[1:], g[1:], out=x[:-1])
+
+
+def returns_written(w, g):
+    w -= g
+    return w
+
+
+def returns_the_new_value(w, g):
+    new = w * 2.0 + g
+    w[...] = new
+    return new
+
+
+def returns_a_view_of_the_new_value(w, g):
+    w += g
+    return (w * 1.0).reshape(-1, 2)        # w * 1.0 simplifies to w's new value
+
+
+def scalar_state(w, t, g):
+    t += 1.0
+    w -= g / t
+
+
+PROGRAMS = [sgd, momentum, adam, slice_update, add_out, stencil, reversed_self,
+            minus_mean, minus_first, shifted_out, returns_written, returns_the_new_value,
+            returns_a_view_of_the_new_value]
+ARITY = {momentum: 3, adam: 4, add_out: 3}
+
+# how each argument is made from a fresh array of 3 * 16 elements
+LAYOUTS = {
+    "contiguous": lambda a: a[:16],
+    "slice": lambda a: a[5:21],
+    "step": lambda a: a[::3],
+    "reversed": lambda a: a[::-1][:16],
+    "column": lambda a: a.reshape(16, 3)[:, 1],
+}
+
+
+def _arrays(count: int, seed: int, layout: str) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [LAYOUTS[layout](rng.random(48) + 0.5) for _ in range(count)]
+
+
+def _assert_close(got, want) -> None:
+    """A few float64 roundings of the largest magnitude (fused multiply-adds, and
+    cancellation in `x -= x[0] * g` leaves values far below their inputs)."""
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14 * np.abs(want).max())
+
+
+def _compare(fn, make_args, calls: int = 3) -> None:
+    """NumPy and xlanb on equal arguments, `calls` times (the call guard from the second):
+    every argument and result equal after each call; a result never the caller's array
+    unless NumPy returns that array."""
+    jitted = xlanb.jit(fn)
+    expected, got = make_args(), make_args()
+    for _ in range(calls):
+        want, have = fn(*expected), jitted(*got)
+        for e, g in zip(expected, got):
+            _assert_close(g, e)
+        if want is None:
+            assert have is None
+            continue
+        _assert_close(have, want)
+        for e, g in zip(expected, got):
+            assert (want is e) == (have is g)
+            assert np.shares_memory(want, e) == np.shares_memory(have, g)
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
+def test_in_place_programs_leave_numpys_arguments(fn, layout):
+    count = ARITY.get(fn, 2)
+    _compare(fn, lambda: _arrays(count, 0, layout))
+
+
+ALIASED = {                 # (name, the arguments made from one array)
+    "same array twice": lambda a: [a, a],
+    "reversed view": lambda a: [a, a[::-1]],
+    "shifted views": lambda a: [a[1:], a[:-1]],
+    "overlapping slices": lambda a: [a[:30], a[10:40]],
+}
+
+
+@pytest.mark.parametrize("alias", list(ALIASED))
+@pytest.mark.parametrize("fn", [sgd, slice_update, stencil, reversed_self, minus_first,
+                                shifted_out, returns_written, returns_the_new_value],
+                         ids=lambda f: f.__name__)
+def test_aliasing_arguments_are_written_as_numpy_writes_them(fn, alias):
+    def make():
+        return ALIASED[alias](np.random.default_rng(1).random(40) + 0.5)
+    _compare(fn, make)
+
+
+@pytest.mark.parametrize("alias", ["same array", "reversed", "shifted"])
+def test_momentum_with_aliasing_state(alias):
+    def make():
+        a, g = np.random.default_rng(2).random(41) + 0.5, np.ones(40)
+        return {"same array": [a[:40], a[:40], g], "reversed": [a[:40], a[:40][::-1], g],
+                "shifted": [a[1:], a[:-1], g]}[alias]
+    _compare(momentum, make)
+
+
+def test_a_stencil_in_place_reads_the_old_neighbours():
+    def smooth(x):
+        x[1:-1] = (x[:-2] + x[2:]) / 2
+
+    _compare(smooth, lambda: [np.arange(20.0) ** 2])
+
+
+def _driver(fn, args):
+    return xlanb.jit(fn).lower(*args).compile().executable.driver_source
+
+
+@pytest.mark.parametrize("fn", [sgd, add_out], ids=lambda f: f.__name__)
+def test_an_elementwise_update_writes_the_argument_without_a_copy(fn):
+    """The written value's kernel takes the argument itself as its output: no fresh
+    buffer, and the driver returns the parameter (the call then copies nothing)."""
+    source = _driver(fn, _arrays(ARITY.get(fn, 2), 0, "contiguous"))
+    assert "_empty(" not in source and "copy" not in source
+    assert f"return ({'p0' if fn is sgd else 'p2'},)" in source
+
+
+def test_momentum_writes_the_weights_in_place():
+    """w's kernel also computes the new m, which w's update reads: stored into m's own
+    buffer it could be read back as w's input after the store (the kernel may store its
+    outputs in any order, in several loops), so m takes a fresh buffer and w, read by
+    nothing else, is written in place."""
+    source = _driver(momentum, _arrays(3, 0, "contiguous"))
+    assert "return (p0, b1)" in source and source.count("_empty(") == 1
+
+
+def test_a_kernel_with_expensive_ops_keeps_fresh_buffers():
+    """Adam's sqrt and divide: written in place, the loop would not vectorize."""
+    assert "return (b" in _driver(adam, _arrays(4, 0, "contiguous"))
+
+
+def three_stores(x, y, z):
+    y += x
+    z += x
+    x *= 2.0
+
+
+def test_a_parameter_other_outputs_read_is_not_written_by_their_kernel():
+    """Three stores: the kernel's loop is distributed (one loop per store), and y's and
+    z's loops read x: x is not written in place, y and z are."""
+    source = _driver(three_stores, _arrays(3, 0, "contiguous"))
+    assert "return (b1, p1, p2)" in source
+    _compare(three_stores, lambda: _arrays(3, 5, "contiguous"))
+
+
+def test_a_slice_update_writes_only_the_region_of_the_argument():
+    source = _driver(slice_update, _arrays(2, 0, "contiguous"))
+    assert "_empty(" not in source and "return (p0,)" in source
+
+
+def transposed_self(x, g):
+    x += x.T * g
+
+
+@pytest.mark.parametrize("fn", [reversed_self, minus_first, transposed_self],
+                         ids=lambda f: f.__name__)
+def test_reads_of_other_elements_keep_a_fresh_buffer(fn):
+    """x += x[::-1], x -= x[0] or x += x.T in one kernel: the element read may already
+    be written."""
+    shape = (4, 4) if fn is transposed_self else (16,)
+    source = _driver(fn, [np.ones(shape), np.ones(shape)])
+    assert "_empty(" in source and "return (p0,)" not in source
+    _compare(fn, lambda: [np.random.default_rng(3).random(shape) for _ in range(2)])
+
+
+@pytest.mark.parametrize("fn", [minus_mean, shifted_out], ids=lambda f: f.__name__)
+def test_values_read_before_the_writing_kernel_allow_writing_in_place(fn):
+    """x -= x.mean() (the mean is another kernel's, computed first), a shifted
+    `out=` (the region update stages what it reads): in place, NumPy's results."""
+    assert "return (p0,)" in _driver(fn, _arrays(2, 0, "contiguous"))
+    _compare(fn, lambda: _arrays(2, 4, "contiguous"))
+
+
+def test_a_returned_new_value_is_not_the_argument():
+    x, g = np.ones(8), np.ones(8)
+    jitted = xlanb.jit(returns_the_new_value)
+    for _ in range(2):
+        new = jitted(x, g)
+        assert not np.shares_memory(new, x)
+        new[0] = -5.0
+        assert x[0] != -5.0
+
+
+@pytest.mark.parametrize("view", [False, True])
+def test_a_read_only_argument_raises_before_anything_is_written(view):
+    jitted = xlanb.jit(momentum)
+    w, m, g = (np.ones(10)[1:9] if view else np.ones(8)), np.ones(8), np.ones(8)
+    jitted(w.copy(), m.copy(), g)              # compiled, the guard written
+    jitted(w, m.copy(), g)
+    w[...], m[...] = 1.0, 1.0
+    w.flags.writeable = False
+    for _ in range(2):
+        with pytest.raises(ReadOnlyArrayError):
+            jitted(w, m, g)
+        np.testing.assert_array_equal(w, 1.0)
+        np.testing.assert_array_equal(m, 1.0)
+
+
+def test_a_library_call_that_fails_first_leaves_the_arguments_as_numpy_does():
+    def step(w, a):
+        lower = np.linalg.cholesky(a)
+        w -= 1.0
+        return lower
+
+    jitted = xlanb.jit(step)
+    w = np.ones(4)
+    jitted(w, np.eye(4))
+    np.testing.assert_array_equal(w, 0.0)
+    for _ in range(2):
+        with pytest.raises(np.linalg.LinAlgError):
+            jitted(w, -np.eye(4))
+        np.testing.assert_array_equal(w, 0.0)
+
+
+def test_nothing_is_written_in_place_before_a_library_call_that_may_fail():
+    """Written in place before the failing call, w would keep a partial step: a call
+    either writes every argument or none."""
+    def step(w, a):
+        w -= 1.0
+        return np.linalg.cholesky(a)
+
+    jitted = xlanb.jit(step)
+    w = np.ones(4)
+    for _ in range(2):
+        with pytest.raises(np.linalg.LinAlgError):
+            jitted(w, -np.eye(4))
+        np.testing.assert_array_equal(w, 1.0)
+
+
+def test_a_zero_dimensional_argument_is_written_as_numpy_writes_it():
+    _compare(scalar_state, lambda: [np.ones(16), np.array(2.0), np.full(16, 3.0)])
+
+
+def test_an_integer_argument_takes_converted_values():
+    def truncate(x, y):
+        x[...] = y * 2.5
+
+    _compare(truncate, lambda: [np.arange(16), np.arange(16.0)])
+
+
+def test_a_run_time_check_that_fails_leaves_the_arguments_unwritten():
+    """np.asarray_chkfinite raises inside the program; the write after it in the
+    user's code must not have happened (as in NumPy), in place or not."""
+    def step(w, x):
+        np.asarray_chkfinite(x)
+        w -= x
+
+    jitted = xlanb.jit(step)
+    w = np.ones(8)
+    jitted(w, np.ones(8))
+    np.testing.assert_array_equal(w, 0.0)
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            jitted(w, np.full(8, np.nan))
+        np.testing.assert_array_equal(w, 0.0)

@@ -39,7 +39,7 @@ import numpy as np
 from .ir import Graph, Node, Op
 from .ir.interpret import is_token
 from .codegen.cpu import kernel_region_update, region_needs_staging, same_region
-from .ir.ops import CONTROL_FLOW, ELEMENTWISE, EXPENSIVE
+from .ir.ops import CONTROL_FLOW, ELEMENTWISE
 from .passes.fusion import FusionPlan
 from .passes.numpy_ufuncs import in_place_base
 
@@ -56,6 +56,9 @@ class BufferAssignment:
     storage: dict[int, Storage] = field(default_factory=dict)
     block_bytes: list[int] = field(default_factory=list)
     scratch: dict[str, int] = field(default_factory=dict)   # kernel name -> block (dot acc)
+    # loop kernel name -> {id(output): the parameter whose buffer it is written into}
+    # (`_write_back_in_place`: the kernel is generated storing through that input's name)
+    written_into: dict[str, dict[int, Node]] = field(default_factory=dict)
 
     @property
     def pooled_bytes(self) -> int:
@@ -105,7 +108,7 @@ def assign_buffers(plan: FusionPlan, scratch_needs: dict[str, tuple],
     if donated is not None:
         finals = final_values(plan, write_into, storage)
         _update_in_place(plan, storage, set(map(id, graph.params[:donated])), finals)
-        _write_back_in_place(plan, storage, finals)
+        _write_back_in_place(plan, storage, finals, result.written_into)
     outputs = {id(_root(o, storage)) for o in graph.outputs}
 
     last_use: dict[int, int] = {}
@@ -218,7 +221,7 @@ def _nothing_raises_from(plan: FusionPlan, step: int) -> bool:
 
 
 def _write_back_in_place(plan: FusionPlan, storage: dict[int, Storage],
-                         finals: dict[int, Node]) -> None:
+                         finals: dict[int, Node], written_into: dict) -> None:
     """XLA's input/output aliasing for arguments written back: the loop kernel computing
     the value the caller copies into parameter p writes it into p's buffer instead (no
     fresh buffer, no copy), where that is what NumPy's in-place ops would leave:
@@ -232,11 +235,10 @@ def _write_back_in_place(plan: FusionPlan, storage: dict[int, Storage],
     and nothing after can raise.  Arguments never share memory here (the call path gives
     overlapping arguments one flat parameter, boundary.py).
 
-    Not for a kernel with EXPENSIVE ops (sqrt, divide, exp...): its output is then one
-    of its inputs, LLVM's run-time overlap check before the vectorized loop fails, and
-    the loop runs scalar.  An Adam step on 1e5 float64 took 1250 us in place against
-    310-480 us into a fresh buffer (plus a 30 us copy); an SGD step, memory-bound, still
-    gains (1e5: 80 us in place against 60 us + the copy + the allocation)."""
+    The kernel is then generated storing through the parameter's own name
+    (`written_into`, codegen/cpu.py): given one buffer under two names, LLVM's run-time
+    overlap check before the vectorized loop failed and the loop ran scalar (an Adam step
+    on 1e5 float64: 1250 us in place against 310-480 us into a fresh buffer)."""
     if not finals:
         return
     last = _last_reads(plan, storage)
@@ -250,12 +252,13 @@ def _write_back_in_place(plan: FusionPlan, storage: dict[int, Storage],
         step, kernel = producers[id(value)]
         into = {**placed.get(kernel.name, {}), id(value): id(param)}
         if kernel.kind == "loop" and last.get(id(param), -1) <= step and \
-                not any(n.op in EXPENSIVE for n in kernel.nodes) and \
                 _reads_only_in_place(kernel, param, value, storage) and \
                 _outputs_read_apart(kernel, into) and _nothing_raises_from(plan, step):
             placed[kernel.name] = into
             storage[id(param)] = Storage("donated")
             storage[id(value)] = Storage("update", base=param)
+            if kernel_region_update(kernel) is None:    # (that one writes its out0 itself)
+                written_into.setdefault(kernel.name, {})[id(value)] = param
 
 
 def _outputs_read_apart(kernel, into: dict[int, int]) -> bool:

@@ -98,9 +98,13 @@ _VECMATH_NAMES = {name for pair in templates.VECMATH.values() for name in pair} 
 class _Codegen:
     merged_views_enabled = True           # `input_at`; the CUDA emitter turns it off
 
-    def __init__(self, kernel: Kernel, parallel: bool = False):
+    def __init__(self, kernel: Kernel, parallel: bool = False, in_place=None):
         self.k = kernel
         self.parallel = parallel          # the outermost loop becomes a numba.prange
+        # id(output) -> the input whose buffer it is written into (buffers.py), stored
+        # through the input's own name: one pointer, which LLVM vectorizes without the
+        # run-time overlap check that two names of one buffer fail
+        self.in_place: dict[int, Node] = in_place or {}
         self.args: list[KernelArg] = []
         self.buffer_names: dict[int, str] = {}
         self.const_names: dict[int, str] = {}
@@ -399,13 +403,17 @@ class _Codegen:
     def generate(self) -> GeneratedKernel:
         k = self.k
         # outputs first in the argument list after inputs are discovered: collect names now
-        self.output_names = {id(o): f"out{i}" for i, o in enumerate(k.outputs)}
+        self.output_names = {id(o): self.input_name(self.in_place[id(o)])
+                             if id(o) in self.in_place else f"out{i}"
+                             for i, o in enumerate(k.outputs)}
         body = {"loop": self.gen_loop, "reduce": self.gen_reduce, "dot": self.gen_dot,
                 "scatter": self.gen_scatter, "row": self.gen_row, "scan": self.gen_scan,
                 "gemv_pair": self.gen_gemv_pair}[k.kind]
         body()
         self.lines = self.merged_view_lines() + hoist_invariants(self.lines)
         for i, out in enumerate(k.outputs):
+            if id(out) in self.in_place:
+                continue
             if out is not k.dot or self.dot_acc_name or self.narrow:  # else matmul writes it
                 self.args.append(KernelArg("out", f"out{i}", out))
         order = {"accnd": 0, "in": 1, "in_t": 1, "out": 2, "size": 3, "const": 4}
@@ -1605,6 +1613,7 @@ def _splat_value(node: Node):
     return None
 
 
-def generate(kernel: Kernel, threads: int = 1) -> GeneratedKernel:
-    """Source and calling convention of one fused kernel (not library kernels)."""
-    return _Codegen(kernel, should_parallelize(kernel, threads)).generate()
+def generate(kernel: Kernel, threads: int = 1, in_place=None) -> GeneratedKernel:
+    """Source and calling convention of one fused kernel (not library kernels).
+    `in_place`: {id(output): input} for outputs written into an input's buffer."""
+    return _Codegen(kernel, should_parallelize(kernel, threads), in_place).generate()

@@ -831,12 +831,16 @@ class _Codegen:
         # included), where threads would share it
         cut = None if parallel or self.parallel or in_outputs or len(accs) != 1 else \
             fission_cut(accs[0][0].inputs[0], self.k)
-        self.emit(f"nb_ = {size} // {SUM_BLOCK}")
+        # the last block is shorter: one loop body for all of them (a separate remainder
+        # loop repeated the body, the larger part of a row kernel's compile)
+        self.emit(f"nb_ = ({size} + {SUM_BLOCK - 1}) // {SUM_BLOCK}")
         loop = "numba.prange" if parallel else "range"
         self.emit(f"for kb_ in {loop}(nb_):")
         self.depth += 1
         self._reset_partials(partial)
-        self.emit(f"for kk_ in range({SUM_BLOCK}):")
+        left = f"{size} - kb_ * {SUM_BLOCK}"
+        self.emit(f"span_ = {SUM_BLOCK} if {left} > {SUM_BLOCK} else {left}")
+        self.emit("for kk_ in range(span_):")
         self.depth += 1
         self.emit(f"{idx_var} = kb_ * {SUM_BLOCK} + kk_")
         cache = {}
@@ -845,7 +849,7 @@ class _Codegen:
             self.lines.insert(0, "    " * 1 + f"{buf} = {empty([SUM_BLOCK], cut.dtype)}")
             self.emit(f"{buf}[kk_] = {self.value(cut, idx, {})}")
             self.depth -= 1
-            self.emit(f"for kk_ in range({SUM_BLOCK}):")
+            self.emit("for kk_ in range(span_):")
             self.depth += 1
             self.emit(f"{idx_var} = kb_ * {SUM_BLOCK} + kk_")
             cache[(id(cut), idx)] = self._assign(f"{buf}[kk_]")
@@ -854,13 +858,6 @@ class _Codegen:
         self.depth -= 1
         self._flush_partials(partial)
         self.depth -= 1
-        self._reset_partials(partial)
-        self.emit(f"for {idx_var} in range(nb_ * {SUM_BLOCK}, {size}):")
-        self.depth += 1
-        self._accumulate(accs, outer + (idx_var,), in_outputs, lambda i: f"{self.tag}a{i}",
-                         partial)
-        self.depth -= 1
-        self._flush_partials(partial)
 
     def _rows_blocked(self, reds, length: int) -> bool:
         """Whether sums along rows of `length` add float32 blocks (_blocked_accumulate)

@@ -1,8 +1,11 @@
-"""Generated kernels call no Numba implementation that compiles on first use in a process
-(np.empty, np.full, builtin min/max: codegen/alloc.py, cpu.clamp), and the constructs
-written without them give NumPy's results: clamped gathers, scatters, dynamic slices and
-pads with out-of-range places of every integer dtype, reductions from their initial
-values, scans through their scratch buffers."""
+"""What keeps a cold compile short, and that the kernels written for it give NumPy's results.
+
+- No Numba implementation that compiles on first use in a process (np.empty, np.full,
+  builtin min/max: codegen/alloc.py, cpu.clamp): clamped gathers, scatters, dynamic slices
+  and pads with out-of-range places of every integer dtype, reductions from their initial
+  values, scans through their scratch buffers.
+- Blocked float32 sums write their summed expression once (no remainder loop repeating
+  it): rows shorter than, equal to and longer than a block, and not a multiple of it."""
 from __future__ import annotations
 
 import re
@@ -126,6 +129,25 @@ def test_scans_through_their_scratch_buffers(n):
     assert_close(got_rows, np.cumsum(np.exp(data), axis=1), n=n)
     assert_close(got_columns, np.cumprod(data, axis=0), n=3)
     assert any("empty(" in s for s in sources)
+
+
+@pytest.mark.parametrize("n", [40, 256, 300, 1000])
+def test_blocked_row_sums_write_their_terms_once(n):
+    from xlanb_runtime.ir import Op
+    data = np.random.default_rng(6).standard_normal((7, n)).astype(np.float32)
+    x = B.parameter(0, data.shape, np.float32)
+    term = B.binary(Op.MUL, x, x)
+    graph = Graph([x], [B.reduce(term, "sum", (1,)), B.reduce(x, "sum", (0, 1))], "b")
+    (rows, total), sources = compile_checked(graph, [data])
+    assert_close(rows, (data.astype(np.float64) ** 2).sum(axis=1), n=n, dtype=np.float32)
+    assert_close(total, data.astype(np.float64).sum(), n=data.size, dtype=np.float32,
+                 scale=np.abs(data).sum())
+    blocked = [s for s in sources if "span_" in s]
+    assert blocked
+    for source in blocked:
+        body = source.split("\ndef ", 1)[1]
+        loads = re.findall(r"= in0\[", body)
+        assert len(loads) == body.count("for kk_ in range(span_)"), body
 
 
 def test_scratch_arrays_are_c_ordered_aligned_and_checked():

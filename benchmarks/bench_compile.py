@@ -61,8 +61,10 @@ Findings (2026-11-24, Numba 0.68, 1 thread, load 1.4; figures move with load):
   conditionals (cpu.clamp): no Numba helper compiles in W4 or W5.  Blocked float32 sums
   run their short last block in the same loop instead of a remainder loop repeating the
   body (about 40% of a layer-norm row kernel's statements).  Cold CPU seconds, fresh
-  processes alternated with main at load 3: W4 3.6-3.8 -> 2.3-3.3, W5 15.4-18.3 ->
-  12.4-14.2.  What is left is per statement: native lowering (Numba's lowering plus all of
+  processes alternated with main, 3 rounds at load 2.2-3.1: W4 3.99 3.24 3.92 -> 3.09
+  3.05 3.46, W5 15.26 15.50 17.13 -> 13.69 14.95 14.86 (about -15% and -10%).  Numba's
+  per-function LLVM passes at O1 instead of O3 (the module passes still at O3): W4 -15%,
+  W5 within noise in 4 rounds; not adopted (a global Numba setting, kernel speed unmeasured).  What is left is per statement: native lowering (Numba's lowering plus all of
   LLVM) 66% of W4's CPU, typing 13%, SSA reconstruction 6.5%, bytecode 2.5%.
 """
 from __future__ import annotations

@@ -52,6 +52,20 @@ Findings (2026-11-24, Numba 0.68, 1 thread, load 1.4; figures move with load):
   that reload a value an earlier distributed loop stored in a row buffer, instead of
   recomputing it, cut that kernel 229 -> 184 statements (W5 813 -> 768), about 4% of W5's
   compile (within this machine's noise).
+- 2026-11-28 (load 2-4 on 2 cores; CPU about 3x a quiet machine's).  Per Numba pipeline
+  run, cold W4 spent 0.5-1.0 s wall compiling Numba's OWN implementations, once per
+  process: np.empty (two shape types, 0.21-0.36 s, plus its allocator trampolines 0.07-0.15
+  s), np.full 0.19-0.21 s, builtin min and max on ints 0.21-0.28 s (one compile per
+  signature).  Kernels now allocate through an intrinsic (codegen/alloc.py: np.empty's
+  LLVM IR at the call site), fill accumulators with a loop and clamp indices with int64
+  conditionals (cpu.clamp): no Numba helper compiles in W4 or W5.  Blocked float32 sums
+  run their short last block in the same loop instead of a remainder loop repeating the
+  body (about 40% of a layer-norm row kernel's statements).  Cold CPU seconds, fresh
+  processes alternated with main, 3 rounds at load 2.2-3.1: W4 3.99 3.24 3.92 -> 3.09
+  3.05 3.46, W5 15.26 15.50 17.13 -> 13.69 14.95 14.86 (about -15% and -10%).  Numba's
+  per-function LLVM passes at O1 instead of O3 (the module passes still at O3): W4 -15%,
+  W5 within noise in 4 rounds; not adopted (a global Numba setting, kernel speed unmeasured).  What is left is per statement: native lowering (Numba's lowering plus all of
+  LLVM) 66% of W4's CPU, typing 13%, SSA reconstruction 6.5%, bytecode 2.5%.
 """
 from __future__ import annotations
 

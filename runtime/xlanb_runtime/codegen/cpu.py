@@ -28,6 +28,7 @@ import hashlib
 import inspect
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -89,6 +90,9 @@ def _vecmath_digest() -> str:
 _VECMATH_DIGEST = _vecmath_digest()
 _RNG_DIGEST = hashlib.sha256(inspect.getsource(rng).encode()).hexdigest()[:12]
 _HALF_DIGEST = hashlib.sha256(inspect.getsource(half).encode()).hexdigest()[:12]
+# alloc is read, not imported: its import is left to the kernels that use it
+_ALLOC_DIGEST = hashlib.sha256(
+    (Path(__file__).parent / "alloc.py").read_bytes()).hexdigest()[:12]
 _COMPLEX_MATH_DIGEST = hashlib.sha256(
     inspect.getsource(complex_math).encode()).hexdigest()[:12]
 _VECMATH_NAMES = {name for pair in templates.VECMATH.values() for name in pair} | {
@@ -230,7 +234,7 @@ class _Codegen:
             operand, indices = node.inputs
             axis, rank = node.arg, indices.ndim
             position = (yield (indices, idx[axis:axis + rank]))
-            clamped = self._assign(f"min(max({position}, 0), {operand.shape[axis] - 1})")
+            clamped = self._assign(clamp(position, indices.dtype, operand.shape[axis] - 1))
             mapped = idx[:axis] + (clamped,) + idx[axis + rank:]
             return (yield (operand, mapped))
         elif node.op is Op.REVERSE:
@@ -242,7 +246,7 @@ class _Codegen:
             mapped = []
             for d, (i, size) in enumerate(zip(idx, node.arg)):
                 start = (yield (starts[d], ()))
-                clamped = self._assign(f"min(max({start}, 0), {operand.shape[d] - size})")
+                clamped = self._assign(clamp(start, starts[d].dtype, operand.shape[d] - size))
                 mapped.append(f"({i} + {clamped})")
             return (yield (operand, tuple(mapped)))
         elif node.op in (Op.PAD, Op.DYNAMIC_PAD):   # interior 0 (fusion's rule)
@@ -273,14 +277,14 @@ class _Codegen:
             for d, low in enumerate(node.inputs[2:]):
                 value = (yield (low, ()))
                 lows.append(self._assign(
-                    f"min(max({value}, 0), {node.shape[d] - operand.shape[d]})"))
+                    clamp(value, low.dtype, node.shape[d] - operand.shape[d])))
         inside, mapped = [], []
         for i, low, n in zip(idx, lows, operand.shape):
             if low == 0 and n == node.shape[len(mapped)]:
                 mapped.append(i)
                 continue
             inside.append(f"{low} <= {i} < {low} + {n}")
-            mapped.append(f"min(max({i} - {low}, 0), {n - 1})")
+            mapped.append(clamp(f"{i} - {low}", np.dtype(np.int64), n - 1))
         value = (yield (operand, self._short(tuple(mapped))))
         if not inside:
             return value
@@ -452,8 +456,7 @@ class _Codegen:
         staged = None
         if region_needs_staging(self.k, (base, value, lows)):
             staged = self.fresh()
-            self.emit(f"{staged} = np.empty(({''.join(f'{n}, ' for n in value.shape)}), "
-                      f"np.{value.dtype.name})")
+            self.emit(f"{staged} = {empty(value.shape, value.dtype)}")
             region = self.open_loops(self.size_names(value.shape, "u"), "k", self.parallel)
             self.emit(f"{self.at(staged, region)} = {self.value(value, region, {})}")
             self.depth -= len(region)
@@ -475,7 +478,7 @@ class _Codegen:
         if isinstance(low, (int, np.integer)):
             return str(int(low))
         place = self.value(low, (), {})
-        return self._assign(f"min(max({place}, 0), {self.k.root.shape[dim] - size})")
+        return self._assign(clamp(place, low.dtype, self.k.root.shape[dim] - size))
 
     def gen_scatter(self) -> None:
         """out = base; out[..., indices[k], ...] += updates[k] (indices clamped)."""
@@ -488,7 +491,7 @@ class _Codegen:
         upd = self.open_loops(self.size_names(updates.shape, "u"), "k")
         cache: dict = {}
         position = self.value(indices, upd[axis:axis + rank], cache)
-        row = self._assign(f"min(max({position}, 0), {base.shape[axis] - 1})")
+        row = self._assign(clamp(position, indices.dtype, base.shape[axis] - 1))
         target = upd[:axis] + (row,) + upd[axis + rank:]
         value = self.value(updates, upd, cache)
         self.emit(f"out0[{', '.join(target)}] += {value}")
@@ -522,7 +525,7 @@ class _Codegen:
         if self.parallel:                # independent rows: state private to each
             outer = self.open_loops(sizes[:axis], "i", parallel=True)
         if suffix:                      # every row of the suffix restarts at k0 == 0
-            self.emit(f"sacc = np.empty(({', '.join(suffix)},), np.{dtype.name})")
+            self.emit(f"sacc = {empty(suffix, dtype)}")
         else:                           # typed before the loops, for Numba's inference
             self.emit(f"sacc = {templates.CAST[dtype.name]}(0)")
         if not self.parallel:
@@ -556,14 +559,14 @@ class _Codegen:
         outer: tuple = ()
         if self.parallel:                # a buffer per row, in the parallel loop
             outer = self.open_loops(sizes[:axis], "i", parallel=True)
-        self.emit(f"sbuf = np.empty({SCAN_CHUNK}, np.{dtype.name})")
+        self.emit(f"sbuf = {empty([SCAN_CHUNK], dtype)}")
         self.emit(f"sacc = {templates.CAST[dtype.name]}(0)")   # typed for Numba
         if not self.parallel:
             outer = self.open_loops(sizes[:axis], "i")
         idx = outer + ("k0",)
         self.emit(f"for base0 in range(0, {n}, {SCAN_CHUNK}):")
         self.depth += 1
-        self.emit(f"span0 = min({SCAN_CHUNK}, {n} - base0)")
+        self.emit(f"span0 = {SCAN_CHUNK} if {n} - base0 > {SCAN_CHUNK} else {n} - base0")
         self.emit("for j0 in range(span0):")
         self.depth += 1
         self.emit("k0 = base0 + j0")
@@ -638,9 +641,7 @@ class _Codegen:
                                                         out_outputs):
                 return
             kept_sizes = [sizes[d] for d in kept]
-            shape = f"({', '.join(kept_sizes)},)" if kept_sizes else "(1,)"
-            for i, (red, (acc_dtype, init, _)) in enumerate(accs):
-                self.emit(f"{self.tag}acc{i} = np.full({shape}, {init})")
+            self._filled_accumulators(accs, kept_sizes or [1])
             if rank - 1 in kept:
                 self._row_accumulate(accs, sizes, kept, in_outputs)
             else:
@@ -653,6 +654,16 @@ class _Codegen:
             for i in range(len(accs)):
                 self.emit(f"{self.tag}a{i} = {self.at(f'{self.tag}acc{i}', out_idx)}")
         self._finish_reduce(accs, out_outputs, out_idx)
+
+    def _filled_accumulators(self, accs, shape: list) -> None:
+        """`acc{i} = np.full(shape, init)` as an allocation and a fill loop: Numba's np.full
+        is a Python implementation it compiles once per process (about 0.2 s)."""
+        for i, (red, (acc_dtype, init, _)) in enumerate(accs):
+            self.emit(f"{self.tag}acc{i} = {empty(shape, acc_dtype)}")
+        fill = self.open_loops([str(n) for n in shape], "f")
+        for i, (red, (acc_dtype, init, _)) in enumerate(accs):
+            self.emit(f"{self.at(f'{self.tag}acc{i}', fill)} = {init}")
+        self.depth -= len(fill)
 
     def _short_suffix_reduce(self, accs, sizes, axes, in_shape, out_outputs) -> bool:
         """Reductions over a block of axes followed by a few kept elements (a sum over the
@@ -698,7 +709,7 @@ class _Codegen:
             return False
         suffix = sizes[last + 1:]
         for i, (red, (acc_dtype, init, _)) in enumerate(accs):
-            self.emit(f"{self.tag}acc{i} = np.empty(({', '.join(suffix)},), np.{acc_dtype})")
+            self.emit(f"{self.tag}acc{i} = {empty(suffix, acc_dtype)}")
         self._row_buffers(accs, sizes[-1])
         prefix = self.open_loops(sizes[:first], "j")
         fill = self.open_loops(suffix, "f")
@@ -835,7 +846,7 @@ class _Codegen:
     def _row_buffers(self, accs, size: str) -> None:
         for i, (red, _) in enumerate(accs):      # input dtype: widening stores (f32 -> f64)
             # in the first loop stop it vectorizing too
-            self.emit(f"{self.tag}row{i} = np.empty({size}, np.{red.inputs[0].dtype.name})")
+            self.emit(f"{self.tag}row{i} = {empty([size], red.inputs[0].dtype)}")
 
     def _row_then_combine(self, accs, outer, size: str, in_outputs, target) -> None:
         """One row: a loop storing each reduction's inputs in its row buffer (and the
@@ -866,22 +877,25 @@ class _Codegen:
         # included), where threads would share it
         cut = None if parallel or self.parallel or in_outputs or len(accs) != 1 else \
             fission_cut(accs[0][0].inputs[0], self.k)
-        self.emit(f"nb_ = {size} // {SUM_BLOCK}")
+        # the last block is shorter: one loop body for all of them (a separate remainder
+        # loop repeated the body, the larger part of a row kernel's compile)
+        self.emit(f"nb_ = ({size} + {SUM_BLOCK - 1}) // {SUM_BLOCK}")
         loop = "numba.prange" if parallel else "range"
         self.emit(f"for kb_ in {loop}(nb_):")
         self.depth += 1
         self._reset_partials(partial)
-        self.emit(f"for kk_ in range({SUM_BLOCK}):")
+        left = f"{size} - kb_ * {SUM_BLOCK}"
+        self.emit(f"span_ = {SUM_BLOCK} if {left} > {SUM_BLOCK} else {left}")
+        self.emit("for kk_ in range(span_):")
         self.depth += 1
         self.emit(f"{idx_var} = kb_ * {SUM_BLOCK} + kk_")
         cache = {}
         if cut is not None:
             buf = f"{self.tag}fb_"
-            self.lines.insert(0, "    " * 1 + f"{buf} = np.empty({SUM_BLOCK}, "
-                                            f"np.{cut.dtype.name})")
+            self.lines.insert(0, "    " * 1 + f"{buf} = {empty([SUM_BLOCK], cut.dtype)}")
             self.emit(f"{buf}[kk_] = {self.value(cut, idx, {})}")
             self.depth -= 1
-            self.emit(f"for kk_ in range({SUM_BLOCK}):")
+            self.emit("for kk_ in range(span_):")
             self.depth += 1
             self.emit(f"{idx_var} = kb_ * {SUM_BLOCK} + kk_")
             cache[(id(cut), idx)] = self._assign(f"{buf}[kk_]")
@@ -890,13 +904,6 @@ class _Codegen:
         self.depth -= 1
         self._flush_partials(partial)
         self.depth -= 1
-        self._reset_partials(partial)
-        self.emit(f"for {idx_var} in range(nb_ * {SUM_BLOCK}, {size}):")
-        self.depth += 1
-        self._accumulate(accs, outer + (idx_var,), in_outputs, lambda i: f"{self.tag}a{i}",
-                         partial)
-        self.depth -= 1
-        self._flush_partials(partial)
 
     def _rows_blocked(self, reds, length: int) -> bool:
         """Whether sums along rows of `length` add float32 blocks (_blocked_accumulate)
@@ -1080,6 +1087,8 @@ class _Codegen:
         if halves:
             header.append(f"from xlanb_runtime.codegen.half import {', '.join(halves)}"
                           f"  # {_HALF_DIGEST}")
+        if re.search(r"(?<![.\w])empty\(", body):      # scratch arrays (alloc.py)
+            header.append(f"from xlanb_runtime.codegen.alloc import empty  # {_ALLOC_DIGEST}")
         if re.search(r"\bsplitmix64\(", body):
             header.append(f"from xlanb_runtime.codegen.rng import splitmix64  # {_RNG_DIGEST}")
         # serial kernels skip Numba passes they never need (kernel_pipeline.py)
@@ -1298,6 +1307,32 @@ def _atom(expr: str) -> str:
     """`expr` as one operand of an arithmetic operator: index expressions compose (a
     reverse of a reshape's "i0 * 4 + i1"), and `7 - i0 * 4 + i1` is not `7 - (i0*4 + i1)`."""
     return expr if _NAME_OR_NUMBER.fullmatch(expr) else f"({expr})"
+
+
+def clamp(value: str, dtype: np.dtype, high: int) -> str:
+    """`min(max(value, 0), high)` for an integer `value` of `dtype`, as an int64
+    conditional expression.  Numba's builtin min and max are Python implementations it
+    compiles once per process and argument types (about 40 ms each); a conditional
+    compiles to two selects.  The literals and casts keep the result an int64 index:
+    Numba unifies uint64 with int64 as float64, so uint64 compares with a uint64 bound and
+    is cast after (it is below `high` there, so it fits)."""
+    dtype = np.dtype(dtype)
+    assert dtype.kind in "iub", f"clamped index of dtype {dtype}"
+    if high < 0:                    # an empty axis: min(anything, high) is high
+        return str(high)
+    v = _atom(value)
+    if dtype == np.uint64:
+        return f"(np.int64({v}) if {v} < np.uint64({high}) else {high})"
+    if dtype.kind in "ub":          # never below 0
+        return f"(np.int64({v}) if {v} < {high} else {high})"
+    return f"({high} if {v} > {high} else (0 if {v} < 0 else np.int64({v})))"
+
+
+def empty(shape, dtype) -> str:
+    """Source allocating a scratch array (`codegen/alloc.py`: no Numba np.empty compile)
+    of `shape`, a list of size names or ints."""
+    dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
+    return f"empty(({dims}), {templates.CAST[np.dtype(dtype).name]})"
 
 
 @dataclass(frozen=True)

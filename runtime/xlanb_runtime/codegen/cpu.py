@@ -798,7 +798,11 @@ class _Codegen:
             s = next(s for s, stage in enumerate(group.stages)
                      if any(node is out for out in stage.outputs))
             name = self.row_local_names[id(node)] = f"loc{n}"
-            lines.append(f"{name} = np.empty({lengths[s]}, np.{node.dtype.name})")
+            # np.empty under a prange: Numba hoists it out of the loop body, one buffer
+            # per thread (its parfors compile np.empty anyway); else alloc.py's `empty`
+            allocation = f"np.empty({lengths[s]}, np.{node.dtype.name})" if self.parallel \
+                else empty([lengths[s]], node.dtype)
+            lines.append(f"{name} = {allocation}")
         return lines
 
     def _reduce_stage(self, stage, accs, in_outputs, outer, size, row_buffers) -> None:
@@ -1005,7 +1009,9 @@ class _Codegen:
         self.narrow = True                    # the dots are generated whole, summed reassociated
         a, xs = self.input_name(matrix), self.input_name(x)
         rows, cols = self.size_names(matrix.shape, "n")
-        self.emit(f"acc_ = np.zeros({cols}, np.{d2.dtype.name})")
+        self.emit(f"acc_ = {empty([cols], d2.dtype)}")       # np.zeros compiles once
+        self.emit(f"for j0 in range({cols}):")                # per process: a fill loop
+        self.emit(f"    acc_[j0] = {templates.CAST[d2.dtype.name]}(0)")
         step = GEMV_PAIR_ROWS
         self.emit(f"for i0 in range(0, {rows} - {step - 1}, {step}):")
         self.gemv_pair_rows(first, vector, d1, [f"i{r}" for r in range(step)], a, xs, cols)

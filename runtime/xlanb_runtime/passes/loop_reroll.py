@@ -125,7 +125,8 @@ def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None
             if head is not None:    # starts in a loop already found (a copy's phase can
                 index = head        # start a node early): search again after that loop
                 continue
-            stretch = _aligned(context, _before_loops(stretch, loops))
+            stretch = _before_loops(
+                _aligned(context, _before_loops(stretch, loops), keys), loops)
             loop = _Loop.match(context, stretch, windowed is not None, least) \
                 if stretch.trips >= least else None
             if loop is None and windowed is not None and stretch.trips > least:

@@ -91,6 +91,8 @@ def _roll_all(graph: Graph) -> Graph | None:
         return None
     loops += _find_loops(context, keys, windowed, like=loops, blind=blind)
     loops = _unified(context, loops, blind)
+    if not loops:
+        return None
     replaced: dict[int, Node] = {}
     for loop in loops:
         replaced.update(loop.replacements(graph.name))
@@ -198,6 +200,7 @@ def _unified(context: "_Context", loops: list["_Loop"], blind: list[int]) -> lis
             for m, (body, firsts) in zip(members, kept):     # no gain: as they were
                 m.still, m.body, m.window_firsts = {}, body, firsts
     long = {m.fingerprint(name) for m in loops if m.stretch.trips >= MIN_TRIPS}
+    long |= {m.fingerprint(name) for m in loops if m.nest_row}
     return [m for m in loops
             if m.stretch.trips >= MIN_TRIPS or m.fingerprint(name) in long]
 

@@ -278,8 +278,11 @@ def _compile_loop_bodies(plan, target: str, options: CompileOptions,
         spec = kernel.root.arg
         body = compiled.get(key)
         if body is None:
+            # paced from the second body on: the first carries the process's one-time
+            # Numba costs (lenet's first of four bodies took 13 s on a loaded machine and
+            # predicted 55 s; the four took 14 s in all)
             _check_budget(began, len(compiled), len(set(keys)), max_seconds,
-                          what="distinct loop bodies")
+                          what="distinct loop bodies", least_done=2)
             body_report = CompileReport(spec.body.name, target, origin=report.origin)
             # a body compiles whole: compiled_loop needs its plan and kernels, not a record
             body = _compile_graph(spec.body, target, options, body_report,
@@ -426,14 +429,14 @@ def _compile_kernels(plan, generated, report, max_seconds: float = 0.0,
 
 
 def _check_budget(start: float, done: int, total: int, max_seconds: float,
-                  what: str = "kernels") -> None:
+                  what: str = "kernels", least_done: int = 1) -> None:
     """Raises `_CompileTimeExceeded` when the compile, begun at `start` (or, for a loop
     body, when its whole program's compile began), is past `max_seconds`, or predicted
-    past it by the pace of `done` of `total` steps since `start`."""
+    past it by the pace of `done` (at least `least_done`) of `total` steps since `start`."""
     now = time.perf_counter()
     spent = now - start
     overall = now - min(start, _COMPILE_BEGAN.get() or start)
-    predicted = (overall - spent) + (spent / done * total if done else 0.0)
+    predicted = (overall - spent) + (spent / done * total if done >= least_done else 0.0)
     if 0 < max_seconds < overall or (0 < max_seconds < predicted and
                                      spent > max_seconds / 10):
         raise _CompileTimeExceeded(

@@ -75,18 +75,29 @@ class BodyMixin:
         constants of the body: a loop around this one (`for i: for j: out[:, i, j] =
         ...`) then finds copies of one body whose inputs count with its own trip, and
         rolls too (once none does, loop_fold.py puts the constant ones back in the body).
-        Equal places share one parameter, so the mask and the value of one write stay one
-        region (codegen/cpu.py `region_update`)."""
+        Moves alike (op, shape, first places and steps: the mask and the value of one
+        write) share their parameters, so that the write stays one region (codegen/cpu.py
+        `region_update`); others do not, even where a place has the same value: the row
+        i = 0 of maxpool2d's `out[:, i, j, :] = max(x[:, 2*i:2*i+2, 2*j:2*j+2, :])` would
+        share the slice's row 2*i = 0 with the write's, the rows i > 0 not, and the loop
+        over rows would not roll.
+        """
         keys: dict[tuple, Node] = {}
-        for offset, (first, _) in sorted(self.moves.items()):
-            dtype = self._place_dtype(offset)
-            for f in first:
-                key = ("first", dtype.str, f)
+        for offset, (first, step) in sorted(self.moves.items()):
+            for key, f in zip(self._move_keys(offset), first):
                 if key not in keys:
-                    keys[key] = B.constant(np.asarray(f, dtype)[()])
+                    keys[key] = B.constant(np.asarray(f, key[1])[()])
         for f in self.window_firsts:            # then the windows' (loop_window.py)
             keys.setdefault(("first", "<i8", f), B.constant(np.int64(f)))
         return list(keys.items())
+
+    def _move_keys(self, offset: int) -> list[tuple]:
+        """The parameter keys of the first places of the move at `offset`, one per dim."""
+        first, step = self.moves[offset]
+        template = self.order[self.stretch.start + offset]
+        alike = (template.op, template.shape, tuple(first), tuple(step))
+        dtype = self._place_dtype(offset).str
+        return [("first", dtype, f, dim, alike) for dim, f in enumerate(first)]
 
     def _place_dtype(self, offset: int) -> np.dtype:
         template = self.order[self.stretch.start + offset]
@@ -105,8 +116,7 @@ class BodyMixin:
         """The slice or pad of copy `trip`: placed at first + trip * step; the constant of
         copy `trip`: first + trip * step, in its dtype (first: a loop input)."""
         first, step = self.moves[offset]
-        dtype = self._place_dtype(offset)
-        firsts = [params[("first", dtype.str, f)] for f in first]
+        firsts = [params[key] for key in self._move_keys(offset)]
         with B.location(template.loc):
             if template.op is Op.LOOP:
                 count = B.binary(Op.ADD, firsts[0],

@@ -18,6 +18,8 @@ tell apart); CSE merges them after the search.  Carried inputs never fold: they 
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir import builder as B
 from ..ir.graph import Graph, LoopBody, Node
 from ..ir.ops import Op
@@ -27,6 +29,9 @@ def fold_constant_inputs(graph: Graph, substitute) -> Graph:
     """The graph with every loop's scalar constant invariant inputs folded into its body.
     `substitute(graph, replaced)`: loop_reroll's rewrite of loop results (id(old result)
     -> new result), which keeps creation serials."""
+    loops = list({id(n.inputs[0]): n.inputs[0] for n in graph.nodes
+                  if n.op is Op.LOOP_RESULT}.values())
+    kept = _shared_places(loops)
     replaced: dict[int, Node] = {}
     folded: dict[int, Node] = {}
     for node in graph.nodes:
@@ -34,13 +39,39 @@ def fold_constant_inputs(graph: Graph, substitute) -> Graph:
             continue
         loop = node.inputs[0]
         if id(loop) not in folded:
-            folded[id(loop)] = _folded(loop)
+            folded[id(loop)] = _folded(loop, kept.get(id(loop), set()))
         if folded[id(loop)] is not loop:
             result = Node(Op.LOOP_RESULT, (folded[id(loop)],), node.shape, node.dtype,
                           node.arg, node.loc)
             result.serial = node.serial
             replaced[id(node)] = result
     return substitute(graph, replaced) if replaced else graph
+
+
+def _shared_places(loops: list[Node]) -> dict[int, set[int]]:
+    """Per loop, the inputs that stay inputs: where loops share one body (the rows of a
+    loop nest that did not roll around them: lenet's 4x4 maxpool2d), the constants in
+    which they differ.  Folded, each loop would have a body of its own, compiled apart
+    (lenet's eight 8-trip conv2d rows: eight compiles, over the compile budget)."""
+    groups: dict[tuple, list[Node]] = {}
+    for loop in loops:
+        if len(loops) > 1:
+            groups.setdefault((loop.arg.fingerprint, loop.arg.carried), []).append(loop)
+    kept: dict[int, set[int]] = {}
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        differ = {k for k in range(members[0].arg.carried, len(members[0].inputs))
+                  if len({_value(m.inputs[k]) for m in members}) > 1}
+        for m in members:
+            kept[id(m)] = differ
+    return kept
+
+
+def _value(node: Node):
+    if _is_foldable(node):
+        return ("constant", node.dtype.str, np.asarray(node.arg).item())
+    return id(node)
 
 
 def _static(node: Node, inputs: list[Node]) -> Node | None:
@@ -68,12 +99,13 @@ def _is_foldable(node: Node) -> bool:
     return node.op is Op.CONSTANT and node.shape == ()
 
 
-def _folded(loop: Node) -> Node:
-    """The loop with its foldable inputs inside its body (itself where none fold)."""
+def _folded(loop: Node, kept: set[int]) -> Node:
+    """The loop with its foldable inputs but `kept` inside its body (itself where none
+    fold)."""
     spec: LoopBody = loop.arg
     counted = len(loop.inputs) - 1 if spec.dynamic else None     # the trip count stays
     fold = {k for k, inp in enumerate(loop.inputs)
-            if k >= spec.carried and k != counted and _is_foldable(inp)}
+            if k >= spec.carried and k != counted and k not in kept and _is_foldable(inp)}
     if not fold:
         return loop
     body = spec.body

@@ -28,12 +28,37 @@ WINDOW_MIN_TRIPS = 16
 # n)`) whose trips ran short.  Their outer copies then hold one loop each, with one body,
 # and the outer loop rolls over them too (a dynamic loop: its trip count an input).
 SHORT_TRIPS = 2
+# The fewest trips of a row of a loop nest that rolls row by row (`_is_row_of_nest`).
+NEST_MIN_TRIPS = 4
 
 
 def _too_short(order, stretch, trips: int, least: int) -> bool:
+    """Whether `trips` of the stretch's copies are too few to roll.  Copies cut short by
+    their moves (slices whose starts step only within a row) in a stretch of at least
+    MIN_TRIPS such runs are the inner loop of a nest, which rolls whole once the search
+    after this one rolls the loop around it: the nest's nodes count (maxpool2d's rows
+    of 12 windows, 10 nodes each, fell below MIN_ROLLED_NODES, and its 1,440 nodes stayed
+    unrolled)."""
     if trips < least:
         return True
-    return least >= MIN_TRIPS and trips * _copy_nodes(order, stretch) < MIN_ROLLED_NODES
+    nest = stretch.trips if stretch.trips >= MIN_TRIPS * trips else trips
+    return least >= MIN_TRIPS and nest * _copy_nodes(order, stretch) < MIN_ROLLED_NODES
+
+
+def _is_row_of_nest(context: _Context, stretch: _Stretch, cut: int, skip, least: int
+                    ) -> bool:
+    """Whether the stretch's first `cut` copies, too few to roll alone, are the first row
+    of a nest: rows of `cut` copies (at least NEST_MIN_TRIPS) whose moves are steady
+    within a row, at least two rows, MIN_TRIPS copies and MIN_ROLLED_NODES nodes in all.
+    Each row then rolls, and the rows share one body (loop_fold.py leaves the places in
+    which they differ as inputs): lenet's 4x4 maxpool2d, 16 unrolled windows fused into
+    kernels that took 7.5 s to compile."""
+    if least < MIN_TRIPS or not NEST_MIN_TRIPS <= cut < least or \
+            stretch.trips < max(MIN_TRIPS, 2 * cut) or \
+            stretch.trips * _copy_nodes(context.order, stretch) < MIN_ROLLED_NODES:
+        return False
+    row = _Stretch(stretch.start + cut * stretch.period, stretch.period, stretch.trips - cut)
+    return _moves(context, row, min(cut + 1, row.trips), skip=skip)[1] == cut
 
 
 class _Loop(BodyMixin):
@@ -50,6 +75,7 @@ class _Loop(BodyMixin):
         self.window_firsts: list[int] = []  # first places of windows (loop_window.py)
         self.wide = True                    # windows as wide as they fit (loop_window.py)
         self.still: dict[int, set] = {}     # offset -> dims windowed across loops (`_unified`)
+        self.nest_row = False               # a row of a nest, short (`_is_row_of_nest`)
 
     @classmethod
     def match(cls, context: _Context, stretch: _Stretch, windowed: bool = False,
@@ -101,9 +127,12 @@ class _Loop(BodyMixin):
         windowed_offsets = set(steps) | {     # and what reads a windowed value
             offset for offset, slots in enumerate(pattern)
             if any(kind == "body" and what in steps for kind, what in slots)}
-        moves, trips = _moves(context, stretch, trips, skip=windowed_offsets)
-        if _too_short(order, stretch, trips, least):
+        moves, cut = _moves(context, stretch, trips, skip=windowed_offsets)
+        row = _too_short(order, stretch, cut, least)
+        if row and not _is_row_of_nest(context, _Stretch(start, period, trips), cut,
+                                       windowed_offsets, least):
             return None
+        trips = cut
         if steps or any(any(step) for _, step in moves.values()):   # the trip counts
             carried_init[TRIP] = B.constant(np.int64(0))
         stretch = _Stretch(start, period, trips)
@@ -114,6 +143,7 @@ class _Loop(BodyMixin):
         invariants = list({id(inp): inp for slots in pattern for kind, inp in slots
                            if kind == "invariant"}.values())
         loop = cls(order, stretch, pattern, carried_init, invariants, results, moves, steps)
+        loop.nest_row = row
         if steps:
             try:                                # built now: a refusal leaves it unrolled
                 loop.body = loop._body_graph(context.graph.name, *loop._outputs())

@@ -39,6 +39,8 @@ def _constant_step(order, stretch, offset, trips) -> tuple[int, int | float | No
     """A scalar constant's step per trip (0: the same in every copy) and the copies over
     which value = first + copy * step holds exactly; step None where it cannot count
     (a float that is not a whole number: first + trip * step would round otherwise)."""
+    if trips < 2:                   # an earlier move cut the copies to one (a -0.0)
+        return trips, 0
     dtype = order[stretch.start + offset].dtype
     values = [order[stretch.start + c * stretch.period + offset].arg.item()
               for c in range(trips)]

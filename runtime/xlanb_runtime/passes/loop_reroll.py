@@ -91,6 +91,8 @@ def _roll_all(graph: Graph) -> Graph | None:
         return None
     loops += _find_loops(context, keys, windowed, like=loops, blind=blind)
     loops = _unified(context, loops, blind)
+    if not loops:
+        return None
     replaced: dict[int, Node] = {}
     for loop in loops:
         replaced.update(loop.replacements(graph.name))
@@ -125,7 +127,8 @@ def _find_loops(context: "_Context", keys: list[int], windowed: list[int] | None
             if head is not None:    # starts in a loop already found (a copy's phase can
                 index = head        # start a node early): search again after that loop
                 continue
-            stretch = _aligned(context, _before_loops(stretch, loops))
+            stretch = _before_loops(
+                _aligned(context, _before_loops(stretch, loops), keys), loops)
             loop = _Loop.match(context, stretch, windowed is not None, least) \
                 if stretch.trips >= least else None
             if loop is None and windowed is not None and stretch.trips > least:
@@ -197,6 +200,7 @@ def _unified(context: "_Context", loops: list["_Loop"], blind: list[int]) -> lis
             for m, (body, firsts) in zip(members, kept):     # no gain: as they were
                 m.still, m.body, m.window_firsts = {}, body, firsts
     long = {m.fingerprint(name) for m in loops if m.stretch.trips >= MIN_TRIPS}
+    long |= {m.fingerprint(name) for m in loops if m.nest_row}
     return [m for m in loops
             if m.stretch.trips >= MIN_TRIPS or m.fingerprint(name) in long]
 

@@ -48,16 +48,27 @@ def _copy_nodes(order: list[Node], stretch: "_Stretch") -> int:
     return stretch.period + sum(len(n.arg.body.nodes) for n in copy if n.op is Op.LOOP)
 
 
-def _aligned(context: "_Context", stretch: "_Stretch") -> "_Stretch":
+def _aligned(context: "_Context", stretch: "_Stretch", keys: list[int] | None = None
+             ) -> "_Stretch":
     """The stretch starting after any loop results it opens with: a copy that begins
     with the result of a loop in the copy before would carry the loop node itself (a
-    first inner loop unlike the rest leaves its result just before a stretch's keys)."""
+    first inner loop unlike the rest leaves its result just before a stretch's keys).
+    With `keys`, the copies go on past the old end while the keys still repeat: the
+    last copy ends with its own loop's result, just past the stretch (conv2d's rows:
+    each a loop over its columns and that loop's result; the row loop lost its last
+    row, which then compiled as a body of its own)."""
     end, start = _end(stretch), stretch.start
     while start < end and context.order[start].op is Op.LOOP_RESULT:
         start += 1
     if start == stretch.start:
         return stretch
-    return _Stretch(start, stretch.period, (end - start) // stretch.period)
+    period = stretch.period
+    trips = (end - start) // period
+    while keys is not None and start + (trips + 1) * period <= len(keys) and \
+            keys[start + trips * period:start + (trips + 1) * period] == \
+            keys[start:start + period]:
+        trips += 1
+    return _Stretch(start, period, trips)
 
 
 def _before_loops(stretch: "_Stretch", loops: list["_Loop"]) -> "_Stretch":

@@ -7,6 +7,8 @@ fail."""
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,31 +16,9 @@ import pytest
 import xlanb
 from xlanb.errors import ReadOnlyArrayError
 
-
-def sgd(w, g):
-    w -= 0.01 * g
-
-
-def momentum(w, m, g):
-    m *= 0.9
-    m += g
-    w -= 0.01 * m
-
-
-def adam(w, m, v, g):
-    m *= 0.9
-    m += 0.1 * g
-    v *= 0.999
-    v += 0.001 * g * g
-    w -= 0.001 * m / (np.sqrt(v) + 1e-8)
-
-
-def slice_update(x, g):
-    x[1:-1] += 0.5 * g[1:-1]
-
-
-def add_out(a, b, c):
-    np.add(a, b, out=c)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+# the steps bench_inplace.py times: sgd, momentum, Adam, a slice update, np.add(out=)
+from bench_inplace import adam, add_out, momentum, sgd, slice_update  # noqa: E402
 
 
 def stencil(x, g):

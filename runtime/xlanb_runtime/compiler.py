@@ -13,6 +13,7 @@ import builtins
 import collections
 import contextvars
 import dataclasses
+import math
 import time
 import warnings
 from dataclasses import dataclass
@@ -393,22 +394,24 @@ def _compile_kernels(plan, generated, report, max_seconds: float = 0.0,
                      shared: bool = False):
     """Numba-compile every generated kernel; past `max_seconds` of compiling (0: no limit)
     with kernels still to go, give up (`_CompileTimeExceeded`).  It also gives up early
-    once the kernels compiled so far, a few seconds' worth, predict the rest will not fit:
-    waiting out the budget only to run with NumPy helps no one.  The pace is per generated
-    statement still to compile (`_compile_work`), from the second compiled kernel on: the
-    first carries the process's one-time Numba costs (npbench adi, first in a fresh
-    process: its first 5 of 90 kernels predicted more than the 30 s budget; its whole
-    first call takes 18-21 s).  `shared`: the compile worker has these kernels too
-    (parallel_compile.py); one whose cache entry it holds is left for last, when it is
-    most likely done."""
+    once even the fastest of the kernels compiled so far, a few seconds' worth, predicts
+    the rest will not fit: waiting out the budget only to run with NumPy helps no one,
+    but a program that would have compiled in time must not run with NumPy instead.  So
+    only kernels that will compile count (`_fresh_compiles`), the first compiled kernel
+    does not set the pace (it carries the process's one-time Numba costs), and the pace
+    is the fastest kernel, not the mean: kernels differ 10-fold (W5's row and reduce
+    kernels take seconds, its epilogues 0.1-0.3 s).  By the mean of all kernels, npbench
+    adi, first in a fresh process, was given up after 5 of its 90; it compiles in 20 s.
+    `shared`: the compile worker has these kernels too (parallel_compile.py); one whose
+    cache entry it holds is left for last, when it is most likely done."""
     dispatchers, seconds = {}, {}
-    work = _compile_work(plan.kernels, generated)
-    start, total, done, paced_from = time.perf_counter(), sum(work.values()), 0, None
+    fresh = _fresh_compiles(plan.kernels, generated)
+    start, total, done, fastest = time.perf_counter(), len(fresh), 0, None
     pending, deferred = collections.deque(plan.kernels), set()
     while pending:
         kernel = pending.popleft()
-        _check_budget(paced_from or start, done, total, max_seconds,
-                      what="generated statements")
+        _check_budget(start, done, total, max_seconds, what="kernels to compile",
+                      least_done=2, seconds_each=fastest)
         gen = generated.get(kernel.name)
         if gen is not None and gen.has_function:
             phase_start = time.perf_counter()
@@ -420,10 +423,10 @@ def _compile_kernels(plan, generated, report, max_seconds: float = 0.0,
                 pending.append(kernel)
                 continue
             report.add(f"numba {kernel.name}", "compile", phase_start, seconds[kernel.name])
-        if paced_from is None and work[kernel.name]:
-            paced_from, total = time.perf_counter(), total - work[kernel.name]
-        else:
-            done += work[kernel.name]
+        if kernel.name in fresh:
+            done += 1
+            if done > 1:                        # the first paid Numba's one-time costs
+                fastest = min(fastest or math.inf, seconds[kernel.name])
     kernels = []
     for kernel in plan.kernels:
         gen = generated.get(kernel.name)
@@ -437,31 +440,34 @@ def _compile_kernels(plan, generated, report, max_seconds: float = 0.0,
     return dispatchers, kernels
 
 
-def _compile_work(kernels, generated) -> dict[str, int]:
-    """Each kernel's share of the compile to come, in generated statements (Numba's cost
-    follows them: benchmarks/bench_compile.py): 0 for a library kernel, for one whose
-    code an earlier kernel shares (one compile), and for one the disk cache holds."""
-    work, seen = {}, set()
+def _fresh_compiles(kernels, generated) -> set[str]:
+    """The kernels whose compile is to come: not a library kernel, not one whose code an
+    earlier kernel shares (one compile), not one the disk cache holds."""
+    fresh, seen = set(), set()
     for kernel in kernels:
         gen = generated.get(kernel.name)
-        source = (cache.canonical_kernel(gen.source, gen.function)
-                  if gen is not None and gen.has_function else None)
-        fresh = source is not None and source not in seen and not cache.probably_cached(
-            source)
-        work[kernel.name] = parallel_compile.statements(source) if fresh else 0
+        if gen is None or not gen.has_function:
+            continue
+        source = cache.canonical_kernel(gen.source, gen.function)
+        if source not in seen and not cache.probably_cached(source):
+            fresh.add(kernel.name)
         seen.add(source)
-    return work
+    return fresh
 
 
 def _check_budget(start: float, done: int, total: int, max_seconds: float,
-                  what: str = "kernels", least_done: int = 1) -> None:
+                  what: str = "kernels", least_done: int = 1,
+                  seconds_each: float | None = None) -> None:
     """Raises `_CompileTimeExceeded` when the compile, begun at `start` (or, for a loop
     body, when its whole program's compile began), is past `max_seconds`, or predicted
-    past it by the pace of `done` (at least `least_done`) of `total` steps since `start`."""
+    past it by the pace of `done` (at least `least_done`) of `total` steps since `start`:
+    `seconds_each` a step where given (None: none measured yet), else their mean."""
     now = time.perf_counter()
     spent = now - start
     overall = now - min(start, _COMPILE_BEGAN.get() or start)
-    predicted = (overall - spent) + (spent / done * total if done >= least_done else 0.0)
+    if seconds_each is None and done >= least_done:
+        seconds_each = spent / done
+    predicted = overall + (seconds_each or 0.0) * (total - done)
     if 0 < max_seconds < overall or (0 < max_seconds < predicted and
                                      spent > max_seconds / 10):
         raise _CompileTimeExceeded(

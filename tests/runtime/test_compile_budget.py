@@ -4,6 +4,7 @@ slice writes stay in place); the executable alone runs its optimized graph throu
 reference interpreter."""
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -202,10 +203,10 @@ def test_loop_bodies_share_the_compile_time_budget():
     assert [k.kind for k in f.last_compiled.kernels] == ["interpreted"]
 
 
-def test_the_compile_pace_counts_statements_still_to_compile_once(tmp_path, monkeypatch):
-    """The budget's pace is per generated statement still to compile: a library kernel,
-    a kernel whose code an earlier one shares and one the disk cache holds count nothing
-    (npbench adi, first in a fresh process, was predicted over budget by kernel count)."""
+def test_the_compile_pace_counts_only_kernels_still_to_compile(tmp_path, monkeypatch):
+    """The budget's pace counts the kernels whose compile is to come: not a library
+    kernel, not one whose code an earlier one shares, not one the disk cache holds
+    (npbench adi, first in a fresh process, was predicted over budget by all 90)."""
     from xlanb_runtime import compiler
     from xlanb_runtime.codegen.cpu import generate
     monkeypatch.setenv("XLANB_CACHE_DIR", str(tmp_path))        # nothing compiled yet
@@ -219,14 +220,26 @@ def test_the_compile_pace_counts_statements_still_to_compile_once(tmp_path, monk
         _, _, plan = compiler.optimize_and_plan(graph, compiler.CompileOptions(),
                                                 compiler.CompileReport(graph.name, "cpu"))
         generated = {k.name: generate(k) for k in plan.kernels if k.kind != "library"}
-        work = compiler._compile_work(plan.kernels, generated)
         coded = [k.name for k in plan.kernels if k.name in generated
                  and generated[k.name].has_function]
         assert len(coded) == 2 and len(plan.kernels) == 3        # the third: NumPy's @
-        assert work[coded[0]] > 0 and work[coded[1]] == 0        # one code, one compile
-        assert sum(work.values()) == work[coded[0]]
+        assert compiler._fresh_compiles(plan.kernels, generated) == {coded[0]}
         compiler._compile_kernels(plan, generated, compiler.CompileReport(graph.name, "cpu"))
-        assert not any(compiler._compile_work(plan.kernels, generated).values())
+        assert not compiler._fresh_compiles(plan.kernels, generated)
     got = xlanb.jit(twin_updates)(a, b, c)
     for g, e in zip(got, twin_updates(a, b, c)):
         np.testing.assert_allclose(g, e, rtol=1e-13)
+
+
+def test_the_early_give_up_extrapolates_the_fastest_kernel():
+    """Past a tenth of the budget, the compile gives up early only if the kernels still to
+    compile, each as fast as the fastest so far, would not fit; with no pace measured yet,
+    only the budget itself stops it."""
+    from xlanb_runtime.compiler import _CompileTimeExceeded, _check_budget
+    began = time.perf_counter() - 5.0                          # 5 s spent, budget 30 s
+    _check_budget(began, 2, 20, 30.0, seconds_each=1.0)        # 5 + 18 x 1 s fits
+    with pytest.raises(_CompileTimeExceeded, match="18 of 20 kernels still to go"):
+        _check_budget(began, 2, 20, 30.0, seconds_each=2.0)    # 5 + 18 x 2 s does not
+    _check_budget(began, 1, 20, 30.0, least_done=2, seconds_each=None)
+    with pytest.raises(_CompileTimeExceeded, match="over 4 s"):
+        _check_budget(began, 1, 20, 4.0, least_done=2, seconds_each=None)

@@ -2,6 +2,7 @@
 
     python benchmarks/bench_compile.py                   # W4 W5, single-thread mode
     python benchmarks/bench_compile.py --workloads W5 --kernels 10
+    python benchmarks/bench_compile.py --workloads W5 --llvm-passes 15   # + LLVM's passes
 
 Each workload's first call compiles in the foreground (`tiered=False`) into an empty kernel
 cache, after a tiny jit has paid Numba's start-up.  Printed per workload: wall and CPU
@@ -80,6 +81,8 @@ if __name__ == "__main__":
     _parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     _parser.add_argument("--workloads", nargs="+", default=["W4", "W5"])
     _parser.add_argument("--kernels", type=int, default=6, help="costliest kernels shown")
+    _parser.add_argument("--llvm-passes", type=int, default=0,
+                         help="costliest LLVM passes shown (0: LLVM's timers stay off)")
     ARGS = _parser.parse_args()
     pin_threads(1)
 
@@ -89,7 +92,10 @@ import os  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
+import re  # noqa: E402
+
 import numpy as np  # noqa: E402
+from llvmlite import binding as llvm  # noqa: E402
 from numba.core import codegen, event, lowering  # noqa: E402
 
 import xlanb  # noqa: E402
@@ -157,6 +163,40 @@ def install(clock: PhaseClock) -> None:
         event.register(kind, clock)
 
 
+# one row of LLVM's "Pass execution timing report": (seconds (share%)) columns, then the name
+_PASS_ROW = re.compile(r"^\s*((?:[\d.]+ \(\s*[\d.]+%\)\s+)+)(\S.*?)(?: #\d+)?\s*$")
+_COLUMN = re.compile(r"---\s*([A-Za-z+ ]+?)\s*---")
+
+
+def llvm_pass_seconds(report: str) -> dict[str, float]:
+    """CPU seconds (user + system) per LLVM pass name in a timing report, all instances of a
+    pass summed (LLVM numbers them `#13`, one per pass manager run); wall time where the
+    report has no CPU column."""
+    seconds: dict[str, float] = collections.defaultdict(float)
+    column = None
+    for line in report.splitlines():
+        headers = _COLUMN.findall(line)
+        if headers:
+            column = next((i for i, h in enumerate(headers) if h == "User+System"),
+                          len(headers) - 1)
+            continue
+        row = _PASS_ROW.match(line)
+        if column is not None and row and not row.group(2).startswith("Total"):
+            values = re.findall(r"([\d.]+) \(", row.group(1))
+            if column < len(values):
+                seconds[row.group(2)] += float(values[column])
+    return seconds
+
+
+def llvm_pass_table(seconds: dict[str, float], shown: int) -> str:
+    total = sum(seconds.values())
+    rows = [["LLVM pass (all instances)", "CPU s", "share"]] + [
+        [name, f"{s:.3f}", f"{s / total:.0%}"]
+        for name, s in sorted(seconds.items(), key=lambda item: -item[1])[:shown]]
+    rows.append(["all LLVM passes (this process)", f"{total:.3f}", "100%"])
+    return format_table(rows)
+
+
 def statements(source: str) -> int:
     body = source.split("\ndef ", 1)[-1]
     return sum(1 for line in body.splitlines()[1:] if line.strip())
@@ -168,6 +208,8 @@ def profile(name: str, clock: PhaseClock) -> str:
     step = xlanb.jit(spec.step, tiered=False)
     clock.seconds.clear()
     clock.compiles = 0
+    if ARGS.llvm_passes:
+        llvm.report_and_reset_timings()
     wall, cpu = time.perf_counter(), time.process_time()
     step(*args)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -187,12 +229,20 @@ def profile(name: str, clock: PhaseClock) -> str:
     rows = [["kernel", "statements", "compile s"]] + [
         [k.name, str(statements(k.source)), f"{k.compile_seconds:.3f}"] for k in costly]
     lines.append(format_table(rows))
+    if ARGS.llvm_passes:
+        seconds = llvm_pass_seconds(llvm.report_and_reset_timings())
+        lines.append(llvm_pass_table(seconds, ARGS.llvm_passes) if seconds else
+                     "LLVM reported no pass timings (compiled in the worker process?)")
     return "\n".join(lines)
 
 
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="xlanb-compile-") as cache:
         os.environ["XLANB_CACHE_DIR"] = cache
+        if "xla_max_compile_seconds" not in os.environ.get("XLANB_FLAGS", ""):
+            xlanb.config.update(xla_max_compile_seconds=1e9)
+        if ARGS.llvm_passes:
+            llvm.set_time_passes(True)
         start = time.perf_counter()
         xlanb.jit(lambda x: x + 1, tiered=False)(np.ones(8, np.float32))
         print(f"Numba start-up + a first tiny jit: {time.perf_counter() - start:.2f} s; "

@@ -67,6 +67,40 @@ Findings (2026-11-24, Numba 0.68, 1 thread, load 1.4; figures move with load):
   per-function LLVM passes at O1 instead of O3 (the module passes still at O3): W4 -15%,
   W5 within noise in 4 rounds; not adopted (a global Numba setting, kernel speed unmeasured).  What is left is per statement: native lowering (Numba's lowering plus all of
   LLVM) 66% of W4's CPU, typing 13%, SSA reconstruction 6.5%, bytecode 2.5%.
+- 2026-11-28, LLVM's passes (`--llvm-passes`; XLANB_FLAGS=--xla_parallel_compile=false,
+  load 1.5, CPU seconds).  W4 2.67 s: all LLVM passes 0.77 s (29%).  W5 14.7 s (13 Numba
+  kernels, 770 statements): LLVM passes 5.4 s (37%): InstCombine 12% of them, instruction
+  selection 11%, loop strength reduction 9%, SROA 8%, register allocation 6%, correlated
+  value propagation 5%, LoopLoadElimination 4%, LoopVectorize 4%.  The vectorizer's
+  run-time alias checks (loop access analysis, in those last two) are about 3% of W5.
+  reduce_fusion.2 is not superlinear: compiled alone with the first N of its row loop's 30
+  statement groups, 0: 0.76-0.84 s, 5: 1.3-1.4, 10: 1.6-1.8, 20: 2.7-2.9, all: 2.6-3.2 s,
+  linear at about 0.1 s per loop on top of 0.8 s for its 46 arguments, 18 scratch arrays
+  and epilogue; its share of W5 is its size (a quarter of the statements).  Numba's
+  lowering makes about 17,000 named LLVM values of its 184 statements.  A 6-statement
+  kernel costs 0.14-0.21 s, so W5's 13 kernels pay about 2 s before any statement.  Per
+  Numba pass (W4, 3.45 s CPU): native lowering (Numba's and all of LLVM) 65%, typing 14%,
+  inline_inlinables 6% (each call of an `inline="always"` vecmath function runs the
+  callee's untyped pipeline again), bytecode 3%, SSA 2%.
+  Tried on reduce_fusion.2 (and row kernels) compiled alone, interleaved, load 1.2-4.3 (one
+  compile varies +-20% here); none adopted:
+  - `while` loops instead of `for ... in range`: slower (2.3-3.2 -> 3.2-3.6 s).
+  - the j2 loops' 3-D accesses through row views hoisted per (j0, j1) (13 arrays): no
+    change (2.2-3.8 vs 2.6-3.5 s).
+  - scratch arrays' data pointer from NRT's C `NRT_MemInfo_data` declared `noalias` (as
+    malloc; LLVM then knows scratch overlaps nothing): run-time checks 23 -> 6 blocks,
+    compile within noise, 5% more machine code (more loops vectorized; speed unmeasured).
+  - Numba's first ("cheap") module pipeline skipped: module optimization 0.60 -> 0.39 s,
+    the totals within noise, identical machine code.
+  - `noalias` on every kernel argument (Numba's `flags.noalias`, as its parfors set it
+    where no arguments alias): machine code row_fusion.2 3811 -> 2835 lines, row_fusion.4
+    2027 -> 1717, fusion.1 1428 -> 1137; compile row_fusion.4 1.1-1.3 -> 0.7-1.1 s,
+    row_fusion.2 1.4-2.1 -> 1.1-1.9 s, reduce_fusion.2 within noise.  Correct only where
+    no argument a kernel writes overlaps another of its arguments at any call: buffer
+    assignment would have to prove that per kernel (a region update's or a pooled output
+    can take an input's buffer), and the choice be part of the kernel's source (its key).
+  So the cost is per generated statement and per kernel, spread over Numba's lowering and
+  LLVM's ordinary passes; no one LLVM setting holds a large share.
 """
 from __future__ import annotations
 

@@ -95,10 +95,13 @@ Findings (2026-11-24, Numba 0.68, 1 thread, load 1.4; figures move with load):
   - `noalias` on every kernel argument (Numba's `flags.noalias`, as its parfors set it
     where no arguments alias): machine code row_fusion.2 3811 -> 2835 lines, row_fusion.4
     2027 -> 1717, fusion.1 1428 -> 1137; compile row_fusion.4 1.1-1.3 -> 0.7-1.1 s,
-    row_fusion.2 1.4-2.1 -> 1.1-1.9 s, reduce_fusion.2 within noise.  Correct only where
-    no argument a kernel writes overlaps another of its arguments at any call: buffer
-    assignment would have to prove that per kernel (a region update's or a pooled output
-    can take an input's buffer), and the choice be part of the kernel's source (its key).
+    row_fusion.2 1.4-2.1 -> 1.1-1.9 s, reduce_fusion.2 within noise; whole workloads,
+    cold, 3 rounds alternated: W4 2.39-3.29 -> 3.09-3.22 s CPU, W5 14.4-16.2 -> 14.3-15.5
+    s: no gain worth its proof.  (Correct only where no argument a kernel writes overlaps
+    another of its arguments at any call: buffer assignment would have to prove that per
+    kernel, since a region update's or a pooled output can take an input's buffer.)
+  Same code alternated with main, 2 rounds, load 2: W4 2.9 2.3 / 3.5 2.1 s CPU, W5 13.5
+  13.7 / 14.5 12.2 s: one configuration moves +-15% from run to run here.
   So the cost is per generated statement and per kernel, spread over Numba's lowering and
   LLVM's ordinary passes; no one LLVM setting holds a large share.
 """

@@ -2,6 +2,7 @@
 
     python benchmarks/bench_compile.py                   # W4 W5, single-thread mode
     python benchmarks/bench_compile.py --workloads W5 --kernels 10
+    python benchmarks/bench_compile.py --workloads W5 --llvm-passes 15   # + LLVM's passes
 
 Each workload's first call compiles in the foreground (`tiered=False`) into an empty kernel
 cache, after a tiny jit has paid Numba's start-up.  Printed per workload: wall and CPU
@@ -66,6 +67,43 @@ Findings (2026-11-24, Numba 0.68, 1 thread, load 1.4; figures move with load):
   per-function LLVM passes at O1 instead of O3 (the module passes still at O3): W4 -15%,
   W5 within noise in 4 rounds; not adopted (a global Numba setting, kernel speed unmeasured).  What is left is per statement: native lowering (Numba's lowering plus all of
   LLVM) 66% of W4's CPU, typing 13%, SSA reconstruction 6.5%, bytecode 2.5%.
+- 2026-11-28, LLVM's passes (`--llvm-passes`; XLANB_FLAGS=--xla_parallel_compile=false,
+  load 1.5, CPU seconds).  W4 2.67 s: all LLVM passes 0.77 s (29%).  W5 14.7 s (13 Numba
+  kernels, 770 statements): LLVM passes 5.4 s (37%): InstCombine 12% of them, instruction
+  selection 11%, loop strength reduction 9%, SROA 8%, register allocation 6%, correlated
+  value propagation 5%, LoopLoadElimination 4%, LoopVectorize 4%.  The vectorizer's
+  run-time alias checks (loop access analysis, in those last two) are about 3% of W5.
+  reduce_fusion.2 is not superlinear: compiled alone with the first N of its row loop's 30
+  statement groups, 0: 0.76-0.84 s, 5: 1.3-1.4, 10: 1.6-1.8, 20: 2.7-2.9, all: 2.6-3.2 s,
+  linear at about 0.1 s per loop on top of 0.8 s for its 46 arguments, 18 scratch arrays
+  and epilogue; its share of W5 is its size (a quarter of the statements).  Numba's
+  lowering makes about 17,000 named LLVM values of its 184 statements.  A 6-statement
+  kernel costs 0.14-0.21 s, so W5's 13 kernels pay about 2 s before any statement.  Per
+  Numba pass (W4, 3.45 s CPU): native lowering (Numba's and all of LLVM) 65%, typing 14%,
+  inline_inlinables 6% (each call of an `inline="always"` vecmath function runs the
+  callee's untyped pipeline again), bytecode 3%, SSA 2%.
+  Tried on reduce_fusion.2 (and row kernels) compiled alone, interleaved, load 1.2-4.3 (one
+  compile varies +-20% here); none adopted:
+  - `while` loops instead of `for ... in range`: slower (2.3-3.2 -> 3.2-3.6 s).
+  - the j2 loops' 3-D accesses through row views hoisted per (j0, j1) (13 arrays): no
+    change (2.2-3.8 vs 2.6-3.5 s).
+  - scratch arrays' data pointer from NRT's C `NRT_MemInfo_data` declared `noalias` (as
+    malloc; LLVM then knows scratch overlaps nothing): run-time checks 23 -> 6 blocks,
+    compile within noise, 5% more machine code (more loops vectorized; speed unmeasured).
+  - Numba's first ("cheap") module pipeline skipped: module optimization 0.60 -> 0.39 s,
+    the totals within noise, identical machine code.
+  - `noalias` on every kernel argument (Numba's `flags.noalias`, as its parfors set it
+    where no arguments alias): machine code row_fusion.2 3811 -> 2835 lines, row_fusion.4
+    2027 -> 1717, fusion.1 1428 -> 1137; compile row_fusion.4 1.1-1.3 -> 0.7-1.1 s,
+    row_fusion.2 1.4-2.1 -> 1.1-1.9 s, reduce_fusion.2 within noise; whole workloads,
+    cold, 3 rounds alternated: W4 2.39-3.29 -> 3.09-3.22 s CPU, W5 14.4-16.2 -> 14.3-15.5
+    s: no gain worth its proof.  (Correct only where no argument a kernel writes overlaps
+    another of its arguments at any call: buffer assignment would have to prove that per
+    kernel, since a region update's or a pooled output can take an input's buffer.)
+  Same code alternated with main, 2 rounds, load 2: W4 2.9 2.3 / 3.5 2.1 s CPU, W5 13.5
+  13.7 / 14.5 12.2 s: one configuration moves +-15% from run to run here.
+  So the cost is per generated statement and per kernel, spread over Numba's lowering and
+  LLVM's ordinary passes; no one LLVM setting holds a large share.
 """
 from __future__ import annotations
 
@@ -80,6 +118,8 @@ if __name__ == "__main__":
     _parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     _parser.add_argument("--workloads", nargs="+", default=["W4", "W5"])
     _parser.add_argument("--kernels", type=int, default=6, help="costliest kernels shown")
+    _parser.add_argument("--llvm-passes", type=int, default=0,
+                         help="costliest LLVM passes shown (0: LLVM's timers stay off)")
     ARGS = _parser.parse_args()
     pin_threads(1)
 
@@ -89,7 +129,10 @@ import os  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
+import re  # noqa: E402
+
 import numpy as np  # noqa: E402
+from llvmlite import binding as llvm  # noqa: E402
 from numba.core import codegen, event, lowering  # noqa: E402
 
 import xlanb  # noqa: E402
@@ -157,6 +200,40 @@ def install(clock: PhaseClock) -> None:
         event.register(kind, clock)
 
 
+# one row of LLVM's "Pass execution timing report": (seconds (share%)) columns, then the name
+_PASS_ROW = re.compile(r"^\s*((?:[\d.]+ \(\s*[\d.]+%\)\s+)+)(\S.*?)(?: #\d+)?\s*$")
+_COLUMN = re.compile(r"---\s*([A-Za-z+ ]+?)\s*---")
+
+
+def llvm_pass_seconds(report: str) -> dict[str, float]:
+    """CPU seconds (user + system) per LLVM pass name in a timing report, all instances of a
+    pass summed (LLVM numbers them `#13`, one per pass manager run); wall time where the
+    report has no CPU column."""
+    seconds: dict[str, float] = collections.defaultdict(float)
+    column = None
+    for line in report.splitlines():
+        headers = _COLUMN.findall(line)
+        if headers:
+            column = next((i for i, h in enumerate(headers) if h == "User+System"),
+                          len(headers) - 1)
+            continue
+        row = _PASS_ROW.match(line)
+        if column is not None and row and not row.group(2).startswith("Total"):
+            values = re.findall(r"([\d.]+) \(", row.group(1))
+            if column < len(values):
+                seconds[row.group(2)] += float(values[column])
+    return seconds
+
+
+def llvm_pass_table(seconds: dict[str, float], shown: int) -> str:
+    total = sum(seconds.values())
+    rows = [["LLVM pass (all instances)", "CPU s", "share"]] + [
+        [name, f"{s:.3f}", f"{s / total:.0%}"]
+        for name, s in sorted(seconds.items(), key=lambda item: -item[1])[:shown]]
+    rows.append(["all LLVM passes (this process)", f"{total:.3f}", "100%"])
+    return format_table(rows)
+
+
 def statements(source: str) -> int:
     body = source.split("\ndef ", 1)[-1]
     return sum(1 for line in body.splitlines()[1:] if line.strip())
@@ -168,6 +245,8 @@ def profile(name: str, clock: PhaseClock) -> str:
     step = xlanb.jit(spec.step, tiered=False)
     clock.seconds.clear()
     clock.compiles = 0
+    if ARGS.llvm_passes:
+        llvm.report_and_reset_timings()
     wall, cpu = time.perf_counter(), time.process_time()
     step(*args)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -187,12 +266,20 @@ def profile(name: str, clock: PhaseClock) -> str:
     rows = [["kernel", "statements", "compile s"]] + [
         [k.name, str(statements(k.source)), f"{k.compile_seconds:.3f}"] for k in costly]
     lines.append(format_table(rows))
+    if ARGS.llvm_passes:
+        seconds = llvm_pass_seconds(llvm.report_and_reset_timings())
+        lines.append(llvm_pass_table(seconds, ARGS.llvm_passes) if seconds else
+                     "LLVM reported no pass timings (compiled in the worker process?)")
     return "\n".join(lines)
 
 
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="xlanb-compile-") as cache:
         os.environ["XLANB_CACHE_DIR"] = cache
+        if "xla_max_compile_seconds" not in os.environ.get("XLANB_FLAGS", ""):
+            xlanb.config.update(xla_max_compile_seconds=1e9)
+        if ARGS.llvm_passes:
+            llvm.set_time_passes(True)
         start = time.perf_counter()
         xlanb.jit(lambda x: x + 1, tiered=False)(np.ones(8, np.float32))
         print(f"Numba start-up + a first tiny jit: {time.perf_counter() - start:.2f} s; "

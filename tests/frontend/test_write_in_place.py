@@ -41,6 +41,14 @@ def shifted_out(x, g):
     np.add(x[1:], g[1:], out=x[:-1])
 
 
+def shifted_from_other(x, g):
+    x[1:] = g[:-1] * 2.0
+
+
+def shifted_self(x, g):
+    x[1:] += x[:-1] * g[1:]
+
+
 def returns_written(w, g):
     w -= g
     return w
@@ -63,8 +71,8 @@ def scalar_state(w, t, g):
 
 
 PROGRAMS = [sgd, momentum, adam, slice_update, add_out, stencil, reversed_self,
-            minus_mean, minus_first, shifted_out, returns_written, returns_the_new_value,
-            returns_a_view_of_the_new_value]
+            minus_mean, minus_first, shifted_out, shifted_from_other, shifted_self,
+            returns_written, returns_the_new_value, returns_a_view_of_the_new_value]
 ARITY = {momentum: 3, adam: 4, add_out: 3}
 
 # how each argument is made from a fresh array of 3 * 16 elements
@@ -124,7 +132,8 @@ ALIASED = {                 # (name, the arguments made from one array)
 
 @pytest.mark.parametrize("alias", list(ALIASED))
 @pytest.mark.parametrize("fn", [sgd, slice_update, stencil, reversed_self, minus_first,
-                                shifted_out, returns_written, returns_the_new_value],
+                                shifted_out, shifted_from_other, shifted_self,
+                                returns_written, returns_the_new_value],
                          ids=lambda f: f.__name__)
 def test_aliasing_arguments_are_written_as_numpy_writes_them(fn, alias):
     def make():
@@ -201,6 +210,52 @@ def test_a_parameter_other_outputs_read_is_not_written_by_their_kernel():
 def test_a_slice_update_writes_only_the_region_of_the_argument():
     source = _driver(slice_update, _arrays(2, 0, "contiguous"))
     assert "_empty(" not in source and "return (p0,)" in source
+
+
+def _region_kernel(fn, args) -> str:
+    """The source of the kernel writing x's region `x[1:...]`."""
+    kernels = xlanb.jit(fn).lower(*args).compile().kernels
+    (source,) = [k.source for k in kernels if "[k0 + 1] = " in k.source]
+    return source
+
+
+@pytest.mark.parametrize("fn", [slice_update, shifted_from_other], ids=lambda f: f.__name__)
+def test_a_region_update_reading_another_argument_writes_the_region_directly(fn):
+    """`x[1:-1] += 0.5 * g[1:-1]`, `x[1:] = g[:-1] * 2`: g is another argument, and the
+    call's arguments never share memory (overlapping ones become one flat parameter), so
+    the value is computed straight into x's region, stored through x's own name: no
+    temporary, no copy of x, no second name of x's buffer (buffers.py
+    `region_staging`, `_region_updates_in_place`)."""
+    source = _region_kernel(fn, _arrays(2, 0, "contiguous"))
+    assert "empty(" not in source and "out0" not in source, source
+    assert re.search(r"^ +in0\[k0 \+ 1\] = v\d+$", source, re.M), source
+    _compare(fn, lambda: _arrays(2, 6, "contiguous"))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (shifted_self, lambda: _arrays(2, 7, "contiguous")),
+    (shifted_from_other, lambda: [np.arange(16.0)] * 2),       # f(x, x): g is x
+], ids=["x[1:] += x[:-1] * g[1:]", "f(x, x)"])
+def test_a_region_value_reading_x_elsewhere_is_staged(fn, args):
+    """v reads elements of x's buffer that the region's stores replace: computed whole
+    into a temporary first, then written, as NumPy's buffered ufunc loop does."""
+    assert "empty(" in _region_kernel(fn, args())
+    _compare(fn, args)
+
+
+def test_a_region_update_before_a_call_that_fails_leaves_x_as_it_was():
+    def step(x, g, a):
+        x[1:-1] += 0.5 * g[1:-1]
+        return np.linalg.cholesky(a)
+
+    jitted = xlanb.jit(step)
+    x, g = np.ones(16), np.ones(16)
+    for _ in range(2):
+        with pytest.raises(np.linalg.LinAlgError):
+            jitted(x, g, -np.eye(3))
+        np.testing.assert_array_equal(x, 1.0)
+    jitted(x, g, np.eye(3))
+    np.testing.assert_array_equal(x[1:-1], 1.5)
 
 
 def transposed_self(x, g):

@@ -38,7 +38,8 @@ import numpy as np
 
 from .ir import Graph, Node, Op
 from .ir.interpret import is_token
-from .codegen.cpu import kernel_region_update, region_needs_staging, same_region
+from .codegen.cpu import (kernel_region_update, region_needs_staging, same_region,
+                          stores_in_one_loop)
 from .ir.ops import CONTROL_FLOW, ELEMENTWISE
 from .passes.fusion import FusionPlan
 from .passes.numpy_ufuncs import in_place_base
@@ -333,12 +334,19 @@ def _outputs_read_apart(kernel, into: dict[int, int]) -> bool:
     The kernel may store its outputs in any order, in one loop or in several (codegen's
     loop distribution): then no store into a parameter precedes a read of it for
     another output (momentum: `w -= lr * m` after `m *= b; m += g` reads m's new value
-    from m's parameter, so only one of w and m is written in place)."""
+    from m's parameter).  Stored in one loop in output order (codegen/cpu.py
+    `stores_in_one_loop`), an output reads none that an earlier output writes: each
+    element of a later one's parameter is loaded before its store (momentum's w, then m,
+    both in place)."""
     written = set(into.values())
+    if stores_in_one_loop(kernel):       # an output may read what a later one writes:
+        written = set()                  # each element is loaded before that store
     for out in kernel.outputs:
         own = into.get(id(out))
         if any(p != own for p in _inputs_reached(kernel, out) & written):
             return False
+        if stores_in_one_loop(kernel) and own is not None:
+            written.add(own)
     return True
 
 

@@ -49,6 +49,11 @@ def shifted_self(x, g):
     x[1:] += x[:-1] * g[1:]
 
 
+def cross_update(x, y):
+    x *= 2.0
+    y += x                      # reads x's new value: both stored in one loop
+
+
 def returns_written(w, g):
     w -= g
     return w
@@ -170,13 +175,13 @@ def test_an_elementwise_update_writes_the_argument_without_a_copy(fn):
     assert f"return ({'p0' if fn is sgd else 'p2'},)" in source
 
 
-def test_momentum_writes_the_weights_in_place():
-    """w's kernel also computes the new m, which w's update reads: stored into m's own
-    buffer it could be read back as w's input after the store (the kernel may store its
-    outputs in any order, in several loops), so m takes a fresh buffer and w, read by
-    nothing else, is written in place."""
+def test_momentum_writes_the_weights_and_the_velocity_in_place():
+    """w's kernel also computes the new m, which w's update reads.  Its two stores stay
+    in one loop (codegen/cpu.py `stores_in_one_loop`), w's first: each element of m is
+    loaded before m's store, so both are written in place, with no buffer and no copy."""
     source = _driver(momentum, _arrays(3, 0, "contiguous"))
-    assert "return (p0, b1)" in source and source.count("_empty(") == 1
+    assert "return (p0, p1)" in source and "_empty(" not in source, source
+
 
 
 @pytest.mark.parametrize("fn", [sgd, adam], ids=lambda f: f.__name__)

@@ -1191,6 +1191,15 @@ def hoist_invariants(lines: list[str]) -> list[str]:
 _ROW_STORE = re.compile(r"^\s*(\w*row\d+\[\w+\]) = (v\d+)$")
 
 
+DISTRIBUTED_STORES = 3          # a loop body with fewer stores stays one loop
+
+
+def stores_in_one_loop(kernel: Kernel) -> bool:
+    """Whether a loop kernel stores its outputs in one loop, in `kernel.outputs` order,
+    each after computing its value (`distribute_stores` keeps so few stores whole)."""
+    return kernel.kind == "loop" and len(kernel.outputs) < DISTRIBUTED_STORES
+
+
 def distribute_stores(body: list[str]) -> list[list[str]]:
     """Loop distribution of straight-line loop body: one loop per store, each with the
     assignments its value needs.  A loop storing to many arrays does not vectorize (LLVM
@@ -1212,7 +1221,7 @@ def distribute_stores(body: list[str]) -> list[list[str]]:
             defs[match.group(1)] = line
         else:
             stores.append(line)
-    if len(stores) < 3:
+    if len(stores) < DISTRIBUTED_STORES:
         return [body]
 
     def needs(lines: list[str], reused=frozenset()) -> set[str]:

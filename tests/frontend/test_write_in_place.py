@@ -49,6 +49,10 @@ def shifted_self(x, g):
     x[1:] += x[:-1] * g[1:]
 
 
+def shifted_cumsum(x, g):
+    x[1:] = np.cumsum(g)[:-1]   # reads an intermediate of x's size: in the program's arena
+
+
 def cross_update(x, y):
     x *= 2.0
     y += x                      # reads x's new value: both stored in one loop
@@ -77,7 +81,8 @@ def scalar_state(w, t, g):
 
 PROGRAMS = [sgd, momentum, adam, slice_update, add_out, stencil, reversed_self,
             minus_mean, minus_first, shifted_out, shifted_from_other, shifted_self,
-            returns_written, returns_the_new_value, returns_a_view_of_the_new_value]
+            shifted_cumsum, cross_update, returns_written, returns_the_new_value,
+            returns_a_view_of_the_new_value]
 ARITY = {momentum: 3, adam: 4, add_out: 3}
 
 # how each argument is made from a fresh array of 3 * 16 elements
@@ -138,7 +143,7 @@ ALIASED = {                 # (name, the arguments made from one array)
 @pytest.mark.parametrize("alias", list(ALIASED))
 @pytest.mark.parametrize("fn", [sgd, slice_update, stencil, reversed_self, minus_first,
                                 shifted_out, shifted_from_other, shifted_self,
-                                returns_written, returns_the_new_value],
+                                shifted_cumsum, returns_written, returns_the_new_value],
                          ids=lambda f: f.__name__)
 def test_aliasing_arguments_are_written_as_numpy_writes_them(fn, alias):
     def make():
@@ -224,10 +229,12 @@ def _region_kernel(fn, args) -> str:
     return source
 
 
-@pytest.mark.parametrize("fn", [slice_update, shifted_from_other], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [slice_update, shifted_from_other, shifted_cumsum],
+                         ids=lambda f: f.__name__)
 def test_a_region_update_reading_another_argument_writes_the_region_directly(fn):
     """`x[1:-1] += 0.5 * g[1:-1]`, `x[1:] = g[:-1] * 2`: g is another argument, and the
-    call's arguments never share memory (overlapping ones become one flat parameter), so
+    call's arguments never share memory (overlapping ones become one flat parameter), nor
+    with the program's own buffers (`np.cumsum(g)`), so
     the value is computed straight into x's region, stored through x's own name: no
     temporary, no copy of x, no second name of x's buffer (buffers.py
     `region_staging`, `_region_updates_in_place`)."""

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import xlanb
-from xlanb.errors import ReadOnlyArrayError
+from xlanb.errors import AliasingError, ReadOnlyArrayError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 # the steps bench_inplace.py times: sgd, momentum, Adam, a slice update, np.add(out=)
@@ -375,3 +375,16 @@ def test_a_run_time_check_that_fails_leaves_the_arguments_unwritten():
         with pytest.raises(ValueError):
             jitted(w, np.full(8, np.nan))
         np.testing.assert_array_equal(w, 0.0)
+
+
+def test_a_lowered_program_called_with_arguments_sharing_memory_raises():
+    """Lowered for distinct arguments, `x[1:] = g[:-1] * 2` writes x's region straight
+    from g: called directly with g = x it would read elements already written, so the
+    Compiled refuses (the jitted function compiles a program for that pattern)."""
+    compiled = xlanb.jit(shifted_from_other).lower(np.ones(16), np.ones(16)).compile()
+    x = np.arange(16.0)
+    with pytest.raises(AliasingError):
+        compiled(x, x)
+    np.testing.assert_array_equal(x, np.arange(16.0))
+    compiled(x, np.ones(16))
+    np.testing.assert_array_equal(x[1:], 2.0)

@@ -8,7 +8,10 @@ ufunc with `out=` are the steps a training loop runs every iteration on small ar
 a program that computes into a fresh buffer and copies it back into the argument costs
 more than NumPy's own in-place loops.  Each case runs at 64, 1k, 100k and 1M elements.
 
-Printed per case and size: NumPy's median per-call time, xlanb's, and NumPy/xlanb.  With
+Printed per case and size: NumPy's median per-call time, xlanb's, and NumPy/xlanb.  xlanb
+compiles in the foreground (`tiered=False`): a tiered program answers on the NumPy tier
+until its background compile lands, which took longer than the whole timing at 64
+elements, so the figures were the NumPy tier's.  With
 `--compare DIR`, each case also runs under the xlanb checkout at DIR (PYTHONPATH=DIR and
 DIR/runtime) in a subprocess that alternates with this checkout's, so both columns come
 from the same load; the results are checked against NumPy (every argument after a call).
@@ -89,7 +92,7 @@ def time_case(name: str, n: int, rounds: int) -> dict:
     argument after one call from the same inputs."""
     import xlanb
     fn, count = CASES[name]
-    jitted = xlanb.jit(fn)
+    jitted = xlanb.jit(fn, tiered=False)   # the compiled program, not the NumPy tier
     expected, got = arguments(count, n), arguments(count, n)
     fn(*expected)
     jitted(*got)

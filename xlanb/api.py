@@ -31,6 +31,7 @@ from xlanb_runtime.ir import Op, interpret, print_graph
 from xlanb_runtime.report import CompileReport
 
 from . import mono_call
+from .errors import AliasingError
 from .pytree import make_unflattener
 from .tracing import free_variables, trace
 from .tracing.boundary import (as_scalars, call_params, check_writeable, distinct_outputs,
@@ -239,7 +240,20 @@ class Compiled:
         if self.sources:
             args = args + (free_variables.fetch(self.sources),)
         leaves, _, _ = flatten_args(args, kwargs, ())
+        if not self._pure:
+            self._check_aliases(leaves)
         return self.call_flat(leaves)
+
+    def _check_aliases(self, leaves: Sequence[Any]) -> None:
+        """A program that writes its arguments was compiled for one pattern of memory
+        shared among them (jit's cache key has it; a direct call of a Compiled does not):
+        it may write one in place while reading another (runtime buffers.py)."""
+        aliases = find_aliases(leaves)
+        if (aliases.key if aliases is not None else None) != self.traced.alias_key:
+            raise AliasingError(
+                "the arguments share memory differently from those this program was "
+                "lowered with, and it writes its arguments; call the jitted function "
+                "(it compiles for each pattern), or lower with arguments like these")
 
     def call_flat(self, leaves: Sequence[Any]):
         """Run on the caller's flattened arguments (`flatten_args` order)."""

@@ -38,7 +38,8 @@ import numpy as np
 
 from .ir import Graph, Node, Op
 from .ir.interpret import is_token
-from .codegen.cpu import kernel_region_update, region_needs_staging, same_region
+from .codegen.cpu import (kernel_region_update, region_needs_staging, same_region,
+                          stores_in_one_loop)
 from .ir.ops import CONTROL_FLOW, ELEMENTWISE
 from .passes.fusion import FusionPlan
 from .passes.numpy_ufuncs import in_place_base
@@ -59,6 +60,9 @@ class BufferAssignment:
     # loop kernel name -> {id(output): the parameter whose buffer it is written into}
     # (`_write_back_in_place`: the kernel is generated storing through that input's name)
     written_into: dict[str, dict[int, Node]] = field(default_factory=dict)
+    # region-update kernel name -> whether it computes v whole before writing the region,
+    # where that differs from codegen's guess without the buffers (`region_staging`)
+    staged: dict[str, bool] = field(default_factory=dict)
 
     @property
     def pooled_bytes(self) -> int:
@@ -109,6 +113,8 @@ def assign_buffers(plan: FusionPlan, scratch_needs: dict[str, tuple],
         finals = final_values(plan, write_into, storage)
         _update_in_place(plan, storage, set(map(id, graph.params[:donated])), finals)
         _write_back_in_place(plan, storage, finals, result.written_into)
+        result.staged = region_staging(plan, storage, finals)
+        _region_updates_in_place(plan, storage, result.written_into)
     outputs = {id(_root(o, storage)) for o in graph.outputs}
 
     last_use: dict[int, int] = {}
@@ -257,8 +263,69 @@ def _write_back_in_place(plan: FusionPlan, storage: dict[int, Storage],
             placed[kernel.name] = into
             storage[id(param)] = Storage("donated")
             storage[id(value)] = Storage("update", base=param)
-            if kernel_region_update(kernel) is None:    # (that one writes its out0 itself)
+            if kernel_region_update(kernel) is None:    # (`_region_updates_in_place`)
                 written_into.setdefault(kernel.name, {})[id(value)] = param
+
+
+def region_staging(plan: FusionPlan, storage: dict[int, Storage], finals: dict[int, Node]
+                   ) -> dict[str, bool]:
+    """{kernel name: whether its `x[a:b] = v` computes v whole before writing the region}
+    for the region updates where the buffers decide otherwise than codegen's guess
+    (`region_needs_staging`, which stages whenever v reads an array of x's size):
+
+        x[1:-1] += 0.5 * g[1:-1]   before: v1 = empty(n - 2); v1[k] = ...; out0[k + 1] = v1[k]
+                                   after:  out0[k + 1] = in0[k + 1] + c0 * in1[k + 1]
+
+    Staging guards the region's elements against a store into x's buffer changing what
+    a later element reads.  An update that does not take x's buffer (its output has one
+    of its own) stores nothing any input reads.  One that does reads `_apart_from` inputs
+    from other memory."""
+    staged = {}
+    for kernel in plan.kernels:
+        update = kernel_region_update(kernel) if kernel.kind == "loop" else None
+        if update is None or not region_needs_staging(kernel, update):
+            continue
+        own = storage.get(id(kernel.root))
+        if own is None or own.kind != "update":
+            staged[kernel.name] = False
+        elif not region_needs_staging(kernel, update, _apart_from(kernel, update[0],
+                                                                  storage, finals)):
+            staged[kernel.name] = False
+    return staged
+
+
+def _region_updates_in_place(plan: FusionPlan, storage: dict[int, Storage],
+                             written_into: dict) -> None:
+    """A region update given x's buffer stores through x's own name, with no copy of x
+    (as `_write_back_in_place`'s kernels do): under two names of one buffer, LLVM's
+    run-time overlap check before the vectorized region loop fails and it runs scalar."""
+    for kernel in plan.kernels:
+        update = kernel_region_update(kernel) if kernel.kind == "loop" else None
+        own = storage.get(id(kernel.root))
+        if update is not None and own is not None and own.kind == "update" and \
+                own.base is update[0] and not kernel.contains(update[0]):
+            written_into.setdefault(kernel.name, {})[id(kernel.root)] = update[0]
+
+
+def _apart_from(kernel, base: Node, storage: dict[int, Storage], finals: dict[int, Node]
+                ) -> frozenset[int]:
+    """ids of the kernel's inputs that cannot share memory with x's buffer: a constant,
+    and, where x is an argument the call writes back (`finals`: the caller's arguments
+    never share memory then, the call path gives overlapping ones one flat parameter,
+    xlanb/tracing/boundary.py), another argument or an array the program allocated.  Not
+    a library call's or loop's result (NumPy may return an argument itself), and not a
+    loop body's parameters (a trip's outputs may view each other)."""
+    root = _root(base, storage)
+    checked = id(root) in finals
+    apart = set()
+    for node in kernel.inputs:
+        other = _root(node, storage)
+        kind = storage[id(other)].kind if id(other) in storage else "fresh"
+        if other is root or kind in ("view", "update"):
+            continue
+        if kind == "const" or checked and kind in ("param", "donated", "fresh", "pooled"):
+            apart.add(id(node))
+    return frozenset(apart)
 
 
 def _outputs_read_apart(kernel, into: dict[int, int]) -> bool:
@@ -267,12 +334,19 @@ def _outputs_read_apart(kernel, into: dict[int, int]) -> bool:
     The kernel may store its outputs in any order, in one loop or in several (codegen's
     loop distribution): then no store into a parameter precedes a read of it for
     another output (momentum: `w -= lr * m` after `m *= b; m += g` reads m's new value
-    from m's parameter, so only one of w and m is written in place)."""
+    from m's parameter).  Stored in one loop in output order (codegen/cpu.py
+    `stores_in_one_loop`), an output reads none that an earlier output writes: each
+    element of a later one's parameter is loaded before its store (momentum's w, then m,
+    both in place)."""
     written = set(into.values())
+    if stores_in_one_loop(kernel):       # an output may read what a later one writes:
+        written = set()                  # each element is loaded before that store
     for out in kernel.outputs:
         own = into.get(id(out))
         if any(p != own for p in _inputs_reached(kernel, out) & written):
             return False
+        if stores_in_one_loop(kernel) and own is not None:
+            written.add(own)
     return True
 
 

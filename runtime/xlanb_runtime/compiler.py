@@ -193,10 +193,12 @@ def _compile_program(graph: Graph, target: str, options: CompileOptions,
         buffers = assign_buffers(plan, scratch, donated,
                                  () if settings.xla_debug_nans else options.write_into)
     with report.phase("codegen", "codegen"):
-        for kernel in plan.kernels:          # stores into an argument, under its own name
-            if kernel.name in buffers.written_into:
-                generated[kernel.name] = generate(kernel, kernel_threads(settings),
-                                                  buffers.written_into[kernel.name])
+        for kernel in plan.kernels:          # stores into an argument, under its own name,
+            name = kernel.name               # or a region update staged as buffers decided
+            if name in buffers.written_into or name in buffers.staged:
+                generated[name] = generate(kernel, kernel_threads(settings),
+                                           buffers.written_into.get(name),
+                                           buffers.staged.get(name))
     shared = parallel_compile.fan_out([
         (cache.canonical_kernel(gen.source, gen.function), kernel_signature(gen))
         for gen in generated.values() if gen.has_function]) is not None

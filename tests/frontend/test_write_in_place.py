@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import xlanb
-from xlanb.errors import ReadOnlyArrayError
+from xlanb.errors import AliasingError, ReadOnlyArrayError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 # the steps bench_inplace.py times: sgd, momentum, Adam, a slice update, np.add(out=)
@@ -41,6 +41,23 @@ def shifted_out(x, g):
     np.add(x[1:], g[1:], out=x[:-1])
 
 
+def shifted_from_other(x, g):
+    x[1:] = g[:-1] * 2.0
+
+
+def shifted_self(x, g):
+    x[1:] += x[:-1] * g[1:]
+
+
+def shifted_cumsum(x, g):
+    x[1:] = np.cumsum(g)[:-1]   # reads an intermediate of x's size: in the program's arena
+
+
+def cross_update(x, y):
+    x *= 2.0
+    y += x                      # reads x's new value: both stored in one loop
+
+
 def returns_written(w, g):
     w -= g
     return w
@@ -63,7 +80,8 @@ def scalar_state(w, t, g):
 
 
 PROGRAMS = [sgd, momentum, adam, slice_update, add_out, stencil, reversed_self,
-            minus_mean, minus_first, shifted_out, returns_written, returns_the_new_value,
+            minus_mean, minus_first, shifted_out, shifted_from_other, shifted_self,
+            shifted_cumsum, cross_update, returns_written, returns_the_new_value,
             returns_a_view_of_the_new_value]
 ARITY = {momentum: 3, adam: 4, add_out: 3}
 
@@ -124,7 +142,8 @@ ALIASED = {                 # (name, the arguments made from one array)
 
 @pytest.mark.parametrize("alias", list(ALIASED))
 @pytest.mark.parametrize("fn", [sgd, slice_update, stencil, reversed_self, minus_first,
-                                shifted_out, returns_written, returns_the_new_value],
+                                shifted_out, shifted_from_other, shifted_self,
+                                shifted_cumsum, returns_written, returns_the_new_value],
                          ids=lambda f: f.__name__)
 def test_aliasing_arguments_are_written_as_numpy_writes_them(fn, alias):
     def make():
@@ -161,13 +180,13 @@ def test_an_elementwise_update_writes_the_argument_without_a_copy(fn):
     assert f"return ({'p0' if fn is sgd else 'p2'},)" in source
 
 
-def test_momentum_writes_the_weights_in_place():
-    """w's kernel also computes the new m, which w's update reads: stored into m's own
-    buffer it could be read back as w's input after the store (the kernel may store its
-    outputs in any order, in several loops), so m takes a fresh buffer and w, read by
-    nothing else, is written in place."""
+def test_momentum_writes_the_weights_and_the_velocity_in_place():
+    """w's kernel also computes the new m, which w's update reads.  Its two stores stay
+    in one loop (codegen/cpu.py `stores_in_one_loop`), w's first: each element of m is
+    loaded before m's store, so both are written in place, with no buffer and no copy."""
     source = _driver(momentum, _arrays(3, 0, "contiguous"))
-    assert "return (p0, b1)" in source and source.count("_empty(") == 1
+    assert "return (p0, p1)" in source and "_empty(" not in source, source
+
 
 
 @pytest.mark.parametrize("fn", [sgd, adam], ids=lambda f: f.__name__)
@@ -201,6 +220,54 @@ def test_a_parameter_other_outputs_read_is_not_written_by_their_kernel():
 def test_a_slice_update_writes_only_the_region_of_the_argument():
     source = _driver(slice_update, _arrays(2, 0, "contiguous"))
     assert "_empty(" not in source and "return (p0,)" in source
+
+
+def _region_kernel(fn, args) -> str:
+    """The source of the kernel writing x's region `x[1:...]`."""
+    kernels = xlanb.jit(fn).lower(*args).compile().kernels
+    (source,) = [k.source for k in kernels if "[k0 + 1] = " in k.source]
+    return source
+
+
+@pytest.mark.parametrize("fn", [slice_update, shifted_from_other, shifted_cumsum],
+                         ids=lambda f: f.__name__)
+def test_a_region_update_reading_another_argument_writes_the_region_directly(fn):
+    """`x[1:-1] += 0.5 * g[1:-1]`, `x[1:] = g[:-1] * 2`: g is another argument, and the
+    call's arguments never share memory (overlapping ones become one flat parameter), nor
+    with the program's own buffers (`np.cumsum(g)`), so
+    the value is computed straight into x's region, stored through x's own name: no
+    temporary, no copy of x, no second name of x's buffer (buffers.py
+    `region_staging`, `_region_updates_in_place`)."""
+    source = _region_kernel(fn, _arrays(2, 0, "contiguous"))
+    assert "empty(" not in source and "out0" not in source, source
+    assert re.search(r"^ +in0\[k0 \+ 1\] = v\d+$", source, re.M), source
+    _compare(fn, lambda: _arrays(2, 6, "contiguous"))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (shifted_self, lambda: _arrays(2, 7, "contiguous")),
+    (shifted_from_other, lambda: [np.arange(16.0)] * 2),       # f(x, x): g is x
+], ids=["x[1:] += x[:-1] * g[1:]", "f(x, x)"])
+def test_a_region_value_reading_x_elsewhere_is_staged(fn, args):
+    """v reads elements of x's buffer that the region's stores replace: computed whole
+    into a temporary first, then written, as NumPy's buffered ufunc loop does."""
+    assert "empty(" in _region_kernel(fn, args())
+    _compare(fn, args)
+
+
+def test_a_region_update_before_a_call_that_fails_leaves_x_as_it_was():
+    def step(x, g, a):
+        x[1:-1] += 0.5 * g[1:-1]
+        return np.linalg.cholesky(a)
+
+    jitted = xlanb.jit(step)
+    x, g = np.ones(16), np.ones(16)
+    for _ in range(2):
+        with pytest.raises(np.linalg.LinAlgError):
+            jitted(x, g, -np.eye(3))
+        np.testing.assert_array_equal(x, 1.0)
+    jitted(x, g, np.eye(3))
+    np.testing.assert_array_equal(x[1:-1], 1.5)
 
 
 def transposed_self(x, g):
@@ -308,3 +375,16 @@ def test_a_run_time_check_that_fails_leaves_the_arguments_unwritten():
         with pytest.raises(ValueError):
             jitted(w, np.full(8, np.nan))
         np.testing.assert_array_equal(w, 0.0)
+
+
+def test_a_lowered_program_called_with_arguments_sharing_memory_raises():
+    """Lowered for distinct arguments, `x[1:] = g[:-1] * 2` writes x's region straight
+    from g: called directly with g = x it would read elements already written, so the
+    Compiled refuses (the jitted function compiles a program for that pattern)."""
+    compiled = xlanb.jit(shifted_from_other).lower(np.ones(16), np.ones(16)).compile()
+    x = np.arange(16.0)
+    with pytest.raises(AliasingError):
+        compiled(x, x)
+    np.testing.assert_array_equal(x, np.arange(16.0))
+    compiled(x, np.ones(16))
+    np.testing.assert_array_equal(x[1:], 2.0)

@@ -102,8 +102,12 @@ _VECMATH_NAMES = {name for pair in templates.VECMATH.values() for name in pair} 
 class _Codegen:
     merged_views_enabled = True           # `input_at`; the CUDA emitter turns it off
 
-    def __init__(self, kernel: Kernel, parallel: bool = False, in_place=None):
+    def __init__(self, kernel: Kernel, parallel: bool = False, in_place=None,
+                 staged: bool | None = None):
         self.k = kernel
+        # a region update's staging as buffer assignment decided it from where each
+        # buffer lives (buffers.py `region_staging`); None: `region_needs_staging`'s guess
+        self.staged = staged
         self.parallel = parallel          # the outermost loop becomes a numba.prange
         # id(output) -> the input whose buffer it is written into (buffers.py), stored
         # through the input's own name: one pointer, which LLVM vectorizes without the
@@ -454,23 +458,26 @@ class _Codegen:
         root = self.k.root
         starts = [self._region_start(low, d, value.shape[d]) for d, low in enumerate(lows)]
         staged = None
-        if region_needs_staging(self.k, (base, value, lows)):
+        if region_needs_staging(self.k, (base, value, lows)) if self.staged is None \
+                else self.staged:
             staged = self.fresh()
             self.emit(f"{staged} = {empty(value.shape, value.dtype)}")
             region = self.open_loops(self.size_names(value.shape, "u"), "k", self.parallel)
             self.emit(f"{self.at(staged, region)} = {self.value(value, region, {})}")
             self.depth -= len(region)
-        if not self.k.contains(base):          # its buffer may be out0's (buffers.py):
-            self.emit(f"if out0 is not {self.input_name(base)}:")    # then no copy
-            self.depth += 1
-        idx = self.open_loops(self.size_names(root.shape), "i", self.parallel)
-        self.emit(f"out0[{', '.join(idx) or '0'}] = {self.value(base, idx, {})}")
-        self.depth -= len(idx) + (not self.k.contains(base))
+        out = self.output_names[id(root)]     # x's own name where written into x
+        if id(root) not in self.in_place:
+            if not self.k.contains(base):      # its buffer may be out0's (buffers.py):
+                self.emit(f"if out0 is not {self.input_name(base)}:")    # then no copy
+                self.depth += 1
+            idx = self.open_loops(self.size_names(root.shape), "i", self.parallel)
+            self.emit(f"out0[{', '.join(idx) or '0'}] = {self.value(base, idx, {})}")
+            self.depth -= len(idx) + (not self.k.contains(base))
         region = self.open_loops(self.size_names(value.shape, "u"), "k", self.parallel)
         target = tuple(k if start == "0" else f"{k} + {start}" for k, start in
                        zip(region, starts))
         computed = self.at(staged, region) if staged else self.value(value, region, {})
-        self.emit(f"out0[{', '.join(target) or '0'}] = {computed}")
+        self.emit(f"{out}[{', '.join(target) or '0'}] = {computed}")
 
     def _region_start(self, low, dim: int, size: int) -> str:
         """Where the region starts along `dim`: a pad's constant, or a dynamic pad's place
@@ -1184,6 +1191,15 @@ def hoist_invariants(lines: list[str]) -> list[str]:
 _ROW_STORE = re.compile(r"^\s*(\w*row\d+\[\w+\]) = (v\d+)$")
 
 
+DISTRIBUTED_STORES = 3          # a loop body with fewer stores stays one loop
+
+
+def stores_in_one_loop(kernel: Kernel) -> bool:
+    """Whether a loop kernel stores its outputs in one loop, in `kernel.outputs` order,
+    each after computing its value (`distribute_stores` keeps so few stores whole)."""
+    return kernel.kind == "loop" and len(kernel.outputs) < DISTRIBUTED_STORES
+
+
 def distribute_stores(body: list[str]) -> list[list[str]]:
     """Loop distribution of straight-line loop body: one loop per store, each with the
     assignments its value needs.  A loop storing to many arrays does not vectorize (LLVM
@@ -1205,7 +1221,7 @@ def distribute_stores(body: list[str]) -> list[list[str]]:
             defs[match.group(1)] = line
         else:
             stores.append(line)
-    if len(stores) < 3:
+    if len(stores) < DISTRIBUTED_STORES:
         return [body]
 
     def needs(lines: list[str], reused=frozenset()) -> set[str]:
@@ -1607,14 +1623,17 @@ def region_value_is_local(kernel: Kernel, update) -> bool:
     return id(mask) not in derived and not any(i is base for i in (mask, padded))
 
 
-def region_needs_staging(kernel: Kernel, update) -> bool:
-    """Whether v must be computed whole before the region is written: it reads x elsewhere
-    than at the element it replaces, or it reads another array of x's size, which may
-    live in x's buffer (a view, or an earlier update of x in place: buffers.py)."""
+def region_needs_staging(kernel: Kernel, update, apart=frozenset()) -> bool:
+    """Whether v must be computed whole before the region is written over x's buffer: it
+    reads x elsewhere than at the element it replaces, or it reads another array of x's
+    size, which may live in x's buffer (a view, or an earlier update of x in place:
+    buffers.py), unless that input is in `apart` (ids of inputs known to live elsewhere:
+    buffers.py `region_staging`)."""
     base, value, _ = update
     if not region_value_is_local(kernel, update):
         return True
-    return any(i is not base and i.size == base.size for i in kernel.inputs)
+    return any(i is not base and i.size == base.size and id(i) not in apart
+               for i in kernel.inputs)
 
 
 def same_region(a, b) -> bool:
@@ -1654,7 +1673,11 @@ def _splat_value(node: Node):
     return None
 
 
-def generate(kernel: Kernel, threads: int = 1, in_place=None) -> GeneratedKernel:
+def generate(kernel: Kernel, threads: int = 1, in_place=None,
+             staged: bool | None = None) -> GeneratedKernel:
     """Source and calling convention of one fused kernel (not library kernels).
-    `in_place`: {id(output): input} for outputs written into an input's buffer."""
-    return _Codegen(kernel, should_parallelize(kernel, threads), in_place).generate()
+    `in_place`: {id(output): input} for outputs written into an input's buffer.
+    `staged`: whether a region update computes its value whole first (buffers.py
+    `region_staging`); None: `region_needs_staging`, not knowing the buffers."""
+    return _Codegen(kernel, should_parallelize(kernel, threads), in_place,
+                    staged).generate()

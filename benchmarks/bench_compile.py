@@ -104,6 +104,34 @@ Findings (2026-11-24, Numba 0.68, 1 thread, load 1.4; figures move with load):
   13.7 / 14.5 12.2 s: one configuration moves +-15% from run to run here.
   So the cost is per generated statement and per kernel, spread over Numba's lowering and
   LLVM's ordinary passes; no one LLVM setting holds a large share.
+- 2026-11-28, the fixed cost of one kernel: 11 distinct one-statement kernels (a*b, a-b,
+  a/b, ...; 1e5 float64) compiled cold after a warm-up kernel, load 1.6: 0.13-0.19 s CPU
+  each (median), of which Numba's compile 0.12-0.18 s.  Per kernel (event timers,
+  exclusive): LLVM machine code 32 ms, LLVM function passes 26, module optimization 22,
+  lowering 22, Numba's other passes 26 (half of it Python's collector, below), IR text ->
+  module 17, typing 12, CPython wrapper 11 (it is called: the driver calls kernels
+  through the dispatcher), dispatcher 4; xlanb's tracing, passes, codegen and driver
+  about 11 ms; cache bookkeeping (source, manifest, Numba's index and data pickles) about
+  5 ms.  The final module holds 3 functions (kernel, wrapper, NRT_decref linked from
+  Numba's runtime), 387 lines of assembly.  Each llvmlite call fires two Numba
+  `numba:llvm_lock` events (about 650 calls a kernel, about 2%; a Numba global, left).
+  The one avoidable part was Python's cyclic collector: each full collection walks every
+  object of the process, and a compile triggers them (W5: 5 full, 54 middle collections;
+  1.3-1.8 s of 11-14 s CPU; W4 0.17-0.23 of 2.1-2.8 s; trivial kernels 12-19 ms each).
+  Compiles now freeze the existing objects for the collector and, before unfreezing,
+  collect once what the compile made (codegen/compile_gc.py).  Collector time, fresh
+  processes, load 1.1-1.4: W5 1.63-1.79 -> 0.74 s, W4 0.24-0.25 -> 0.14 s, trivial
+  kernels 17 -> 4 ms each (median CPU 0.200 -> 0.172 s); peak RSS unchanged (W4+W5 394 ->
+  391 MB).  Freezing without that closing collection (first commit) took W5's collector
+  time to 0.2-0.3 s but peak RSS to 434-441 MB (the compile's cyclic garbage waited in
+  the oldest generation for a full collection); measured with it, bench_compile cold CPU
+  seconds alternated with main, 3 rounds, load 2-3 (wall about 2x CPU): W5 14.0 16.9 14.2
+  -> 13.8 12.2 10.1, W4 2.9 3.2 3.3 -> 3.3 3.4 2.3 (within noise).  Whole-workload CPU
+  totals move +-15% here, more than the collector's share: judge this cut by the
+  collector's time.  Generated code and kernel speed are unchanged (the compile's inputs
+  are the same).  Also tried, W5 collector time: collection off during a compile
+  0.34-0.55 s (the first young collection afterwards walks all the compile's objects),
+  gen-0 threshold 10,000 0.66 s.
 """
 from __future__ import annotations
 

@@ -54,6 +54,7 @@ import tempfile
 from pathlib import Path
 
 from . import cached_load
+from .compile_gc import frozen_heap
 
 try:
     import fcntl
@@ -186,7 +187,8 @@ def compile_canonical(source: str, signature: tuple, wait: bool = True):
         compiled = sum(dispatcher.stats.cache_misses.values())
         try:
             if not (checked and cached_load.load(dispatcher, signature)):
-                dispatcher.compile(signature)
+                with frozen_heap():          # collections skip the process's other objects
+                    dispatcher.compile(signature)
         except BaseException:
             _restore(checked, _numba_files(module, name))
             raise

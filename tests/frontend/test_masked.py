@@ -78,6 +78,52 @@ def test_masked_selections_match_numpy(fn, args, mode):
     run_both(fn, args, mode)
 
 
+def _extremes(x):
+    keep = ~(x > 0.9)                         # a NaN is kept: it propagates, as in NumPy
+    return x[keep].max(), x[keep].min(), np.max(x[x >= 0.3]), np.amin(x[x < 0.7]), \
+        (x[keep] * 2).max()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("values", [
+    pytest.param(np.where(np.arange(11) == 4, np.nan, RNG.random(11)), id="f64-nan-kept"),
+    pytest.param(np.where(np.arange(11) == 4, 2.0, RNG.random(11)), id="f64"),
+    pytest.param(RNG.random(9).astype(np.float32), id="f32"),
+    pytest.param((RNG.random(9) * 0.99).astype(np.float64)[::-2], id="f64-reversed")])
+def test_selection_max_and_min_compile(values, mode):
+    """`x[mask].max()` / `.min()` lower to a reduction with `where=mask` (and a run-time
+    check for an empty selection): they compile, with NumPy's values."""
+    with np.errstate(invalid="ignore"):
+        run_both(_extremes, (values,), mode)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int64])
+def test_integer_selection_extremes(dtype):
+    x = RNG.permutation(np.repeat(np.arange(0, 40, 3), 2)).astype(dtype)     # with ties
+    run_both(lambda x: (x[x > 10].max(), x[x < 30].min(), x[x != 6].min()), (x,))
+
+
+def test_bool_selection_extremes():
+    x, keep = RNG.random(10) > 0.5, np.arange(10) % 3 == 0
+    run_both(lambda x, keep: (x[keep].max(), x[keep].min(), x[~x].max()), (x, keep))
+
+
+@pytest.mark.parametrize("name,reduction", [("max", "maximum"), ("min", "minimum")])
+def test_an_empty_selection_raises_numpys_error_from_the_compiled_program(name, reduction):
+    x = np.linspace(0.0, 1.0, 6)
+    before = x.copy()
+    f = xlanb.jit(lambda x: getattr(x[x > 2.0], name)())
+    with pytest.raises(ValueError, match=f"reduction operation {reduction} which has no "
+                                         "identity"):
+        getattr(x[x > 2.0], name)()
+    with pytest.raises(ValueError, match=f"reduction operation {reduction} which has no "
+                                         "identity"):
+        f(x)
+    np.testing.assert_array_equal(x, before)
+    assert f(x + 2.5) == getattr(x + 2.5, name)()              # the same program, selected
+    assert all(k.kind != "interpreted" for k in f.last_compiled.kernels)
+
+
 def test_empty_selection_mean_is_nan_like_numpy():
     x = np.zeros(4)
     with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
@@ -95,7 +141,7 @@ def _selection_written_in_place(x):
     return np.concatenate(([alias.sum()], s * x[x > 0.3], x[(s > 1).astype(int)]))
 
 
-@pytest.mark.parametrize("fn", [lambda x: x[x > 0.5].max(), lambda x: len(x[x > 0.5]),
+@pytest.mark.parametrize("fn", [lambda x: len(x[x > 0.5]),
                                 _selection_written_in_place,
                                 lambda x: np.sort(x[x > 0.5]), lambda x: x[x > 0.5],
                                 lambda x: 2 * x[x > 0.5] + 1])

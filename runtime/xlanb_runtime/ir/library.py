@@ -326,6 +326,25 @@ FUNCTIONS["xlanb.check_finite"] = LibraryFunction(
     binder=_check_finite)
 
 
+def _check_selected(params: dict) -> Callable:
+    """`xlanb.check_selected`: the ValueError NumPy's `x[mask].max()` (or `.min()`) raises
+    when the mask selects nothing, and a u8 token (the reduction itself runs with
+    `where=mask`: xlanb/tracing/lowering/masked.py)."""
+    message = (f"zero-size array to reduction operation {params['reduction']} which has "
+               "no identity")
+
+    def call(mask):
+        if not mask.any():
+            raise ValueError(message)
+        return np.zeros((), np.uint8)
+    return call
+
+
+FUNCTIONS["xlanb.check_selected"] = LibraryFunction(
+    "xlanb.check_selected", lambda ins, reduction: [((), np.dtype(np.uint8))],
+    _linear_flops, binder=_check_selected)
+
+
 # -- float16 at the boundary of compiled code (passes/half.py) ------------------------------
 
 def _astype(params: dict) -> Callable:

@@ -4,14 +4,15 @@ NumPy's `x[mask]` has as many elements as `mask` has True values, a shape known 
 run time.  Most uses never look at that shape, and they compile:
 
     x[mask].sum() / .mean() / .prod() / .any() / .all()   ->  np.sum(x, where=mask), ...
+    x[mask].max() / .min()      ->  np.max(x, where=mask, initial=lowest), and a run-time
+                                    check raising NumPy's ValueError for an empty selection
     y[mask] = x[mask] * 2 + 1                               ->  y = np.where(mask, x*2+1, y)
     (x[mask] ** 2).sum()                                    ->  elementwise, then masked sum
 
 A `MaskedSelection` holds the source array's value *at the time of indexing* and the mask.
 Ufuncs whose array operands are selections under the same mask (or scalars, traced ones
 included) give a new selection.  Anything that needs the selected elements as an array
-(`len`, `.shape`, a sort, `np.max`, which raises on an empty selection in NumPy, returning
-it) asks the trace for them through `materialize`, which is a `DataDependentShapeError`
+(`len`, `.shape`, a sort, returning it) asks the trace for them through `materialize`, which is a `DataDependentShapeError`
 under `jit` and NumPy under `must_compile=False`.
 """
 from __future__ import annotations
@@ -23,12 +24,24 @@ import numpy as np
 from xlanb_runtime.ir import Node
 from xlanb_runtime.ir import builder as B
 
-from ..tracer import Tracer
+from ..tracer import Tracer, current_context
 from . import unsupported
-from .promote import wrap
+from .library import call
+from .promote import to_node, wrap
 
 _REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.prod: "prod", np.any: "any",
-               np.all: "all"}
+               np.all: "all", np.max: "max", np.min: "min", np.amax: "max", np.amin: "min"}
+_EXTREMES = {"max": np.max, "min": np.min}
+
+
+def _bound(dtype: np.dtype, lowest: bool):
+    """The value below (`lowest`) or above every other of `dtype`: a max's or min's start."""
+    if dtype.kind == "b":
+        return not lowest
+    if dtype.kind == "f":
+        return -np.inf if lowest else np.inf
+    info = np.iinfo(dtype)
+    return info.min if lowest else info.max
 
 
 class MaskedSelection:
@@ -59,6 +72,8 @@ class MaskedSelection:
         func = next(f for f, n in _REDUCTIONS.items() if n == name)
         if self.ndim != 1 or not self.lazy:
             return getattr(self.materialize(f"x[mask].{name}()"), name)()
+        if name in _EXTREMES:
+            return self._extreme(name)
         source = wrap(self.source)
         kwargs = {"where": wrap(self.full_mask(self.source.shape))}
         if dtype is not None:
@@ -84,6 +99,29 @@ class MaskedSelection:
     def all(self, axis=None, **kwargs):
         return self._reduce("all") if axis is None and not kwargs else \
             self._fallback("all", axis=axis, **kwargs)
+
+    def max(self, axis=None, **kwargs):
+        return self._reduce("max") if axis is None and not kwargs else \
+            self._fallback("max", axis=axis, **kwargs)
+
+    def min(self, axis=None, **kwargs):
+        return self._reduce("min") if axis is None and not kwargs else \
+            self._fallback("min", axis=axis, **kwargs)
+
+    def _extreme(self, name: str):
+        """`x[mask].max()` as `np.max(x, where=mask, initial=the dtype's lowest value)`:
+        the same value (a selected NaN propagates, an unselected one does not), and for
+        an empty selection NumPy's ValueError, raised by a run-time check the program
+        keeps live (`xlanb.check_selected`), before any argument is written."""
+        dtype = np.dtype(self.dtype)
+        if dtype.kind not in "biuf":             # complex, datetimes: no total order here
+            return self._fallback(name)
+        mask = wrap(self.full_mask(self.source.shape))
+        reduction = "maximum" if name == "max" else "minimum"
+        current_context().checks.append(to_node(call("xlanb.check_selected", [mask],
+                                                     reduction=reduction)))
+        return _EXTREMES[name](wrap(self.source), where=mask,
+                               initial=_bound(dtype, lowest=name == "max"))
 
     def _fallback(self, name: str, **kwargs):
         return getattr(self.materialize(f"x[mask].{name}()"), name)(**kwargs)

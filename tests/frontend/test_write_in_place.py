@@ -188,7 +188,6 @@ def test_momentum_writes_the_weights_and_the_velocity_in_place():
     assert "return (p0, p1)" in source and "_empty(" not in source, source
 
 
-
 @pytest.mark.parametrize("fn", [sgd, adam], ids=lambda f: f.__name__)
 def test_a_kernel_written_in_place_stores_through_its_input(fn):
     """The kernel writing an argument in place stores through the argument's own name,

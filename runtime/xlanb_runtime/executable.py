@@ -64,7 +64,12 @@ SMALL_MATMUL_BYTES = 64 << 10
 # 4x4 f64 0.98 vs 1.48 us, 64x64 ~0.3 us less.  Bit for bit the same result for 2-D and
 # 1-D operands of one BLAS dtype when each is C- or F-contiguous (48000 shape, layout and
 # dtype cases checked); a strided operand can differ (dot copies it, matmul passes its
-# strides to gemv), and other dtypes loop in each function's own order.
+# strides to gemv), and other dtypes loop in each function's own order.  But np.dot
+# zero-fills its result before BLAS writes it (NumPy's cblas_matrixproduct), one more pass
+# over the output that matmul skips: above this many bytes of result matmul is faster
+# (2000x64 @ 64x1000 f32 2.31 vs 2.00 ms, 200x32x200 f64 50 vs 44 us, 100x100x100 f64
+# 26.9 vs 25.8 us; 64x64x64 f64, 32 KiB: a tie), below it dot's lighter call wins.
+DOT_RESULT_BYTES = 32 << 10
 BLAS_DTYPES = frozenset(map(np.dtype, ("float32", "float64", "complex64", "complex128")))
 CONTIGUOUS_STORAGE = ("param", "donated", "const", "fresh", "pooled")   # params: prologue
 
@@ -438,12 +443,14 @@ class DriverBuilder:
                 self.matmul_operand(rhs, flat, rhs_shape), tuple(out_shape))
 
     def matmul_function(self, gen: GeneratedKernel, contiguous_out: bool) -> str:
-        """"np.dot" where it gives np.matmul's result bit for bit (BLAS_DTYPES), faster;
-        else "np.matmul".  `contiguous_out`: the out= buffer, if any, is C-contiguous."""
+        """"np.dot" where it gives np.matmul's result bit for bit (BLAS_DTYPES) and its
+        result is small (DOT_RESULT_BYTES), faster; else "np.matmul".  `contiguous_out`:
+        the out= buffer, if any, is C-contiguous."""
         lhs, rhs, out_shape = gen.matmul
         dtype = gen.kernel.dot.dtype
         if not contiguous_out or dtype not in BLAS_DTYPES or \
-                int(np.prod(out_shape[:-2])) != 1:
+                int(np.prod(out_shape[:-2])) != 1 or \
+                int(np.prod(out_shape)) * dtype.itemsize > DOT_RESULT_BYTES:
             return "np.matmul"
         for view in (lhs, rhs):
             copied_or_2d = view.copy or view.perm is None or view.node.ndim == 2

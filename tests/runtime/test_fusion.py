@@ -621,6 +621,23 @@ def test_batched_and_other_dtype_dots_keep_np_matmul():
         assert "np.dot(" not in _blas_calls(f.last_compiled.executable.driver_source)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dots_with_a_large_result_call_np_matmul(dtype):
+    """np.dot zero-fills its result before BLAS writes it: a result over DOT_RESULT_BYTES
+    (here 40-80 KB; the second one with an epilogue, into a buffer) goes through
+    np.matmul, with NumPy's `@` bits."""
+    import xlanb
+    from xlanb_runtime.executable import DOT_RESULT_BYTES
+    rng = np.random.default_rng(9)
+    a, b = (rng.standard_normal(shape).astype(dtype) for shape in ((100, 8), (8, 100)))
+    assert 100 * 100 * np.dtype(dtype).itemsize > DOT_RESULT_BYTES
+    for fn in (lambda a, b: a @ b, lambda a, b: (a @ b) * 2):
+        f = xlanb.jit(fn, tiered=False)
+        np.testing.assert_array_equal(f(a, b), fn(a, b))
+        calls = _blas_calls(f.last_compiled.executable.driver_source)
+        assert calls[0] == "np.matmul(", calls
+
+
 
 ROW_LOCAL_CASES = [
     ("softmax", """

@@ -58,6 +58,13 @@ Differences from NumPy: the sign of a zero result is not always kept
            y == 0 or x == 1.  1 ulp measured for both (|y log x| up to overflow).
            Throughput, 1M elements, 1 thread: f32 ~1.3 ms, f64 ~3.3 ms, against NumPy's
            SVML 0.9 / 2.1 ms (the scalar libm pow these replace: ~17 ms for f64).
+* atan2:   (binary, ``ATAN2``; the front end writes arctan, arcsin and arccos with it)
+           t = min/max of |x|, |y|, past tan(pi/8) u = (t-1)/(t+1), atan u = u + u^3
+           Q(u^2), then k pi/4 +- atan u by the octant (pi/4 in two parts, one final
+           rounding) and y's sign.  C99's special values (atan2(+-0, -0) = +-pi, both
+           infinite +-pi/4 or +-3pi/4) as NumPy has them.  2 ulp measured for both.
+           1M elements, 1 thread: f32 0.73 ms, f64 1.9 ms against NumPy's 0.70 / 2.2
+           (the scalar libm atan2 these replace: 22 / 15 ms).
 
 Accuracy (max error in ULPs against a correctly rounded reference: float64
 NumPy rounded to float32 / np.longdouble or mpmath rounded to float64; the
@@ -99,7 +106,8 @@ linking, and LLVM keeps fast-math flags per instruction, so the function's code
 never gets the caller's ``reassoc`` while the caller's accumulation does and
 vectorizes.  Measured (1 thread, 10^5 elements, ``acc += sealed_f(x[i])`` under
 ``reassoc``): every function vectorizes (0.35-1.2 ns/element); the three LLVM would
-leave as scalar calls by its cost model (``erf_f64``, ``pow_f32``, ``pow_f64``) are marked
+leave as scalar calls by its cost model (``erf_f64``, ``pow_f32``, ``pow_f64``, ``atan2_f32``,
+``atan2_f64``) are marked
 ``alwaysinline``.  Results are bit-identical to the inlined functions in a caller without
 ``reassoc`` and with the same other flags.
 
@@ -123,7 +131,7 @@ __all__ = [
     "exp_f32", "exp_f64", "expm1_f32", "expm1_f64", "log_f32", "log_f64",
     "log1p_f32", "log1p_f64", "tanh_f32", "tanh_f64", "sigmoid_f32",
     "sigmoid_f64", "sin_f32", "sin_f64", "cos_f32", "cos_f64", "erf_f32",
-    "erf_f64", "POW", "pow_f32", "pow_f64",
+    "erf_f64", "POW", "pow_f32", "pow_f64", "ATAN2", "atan2_f32", "atan2_f64",
 ]
 
 # Bump when any function's numerics change (generated sources embed it so the
@@ -145,8 +153,9 @@ VECMATH = {
     "cos": ("cos_f32", "cos_f64"),
     "erf": ("erf_f32", "erf_f64"),
 }
-# The one binary function: float32 and float64 power (NumPy's np.power on floats).
+# The binary functions: float32 and float64 power (NumPy's np.power on floats) and atan2.
 POW = ("pow_f32", "pow_f64")
+ATAN2 = ("atan2_f32", "atan2_f64")
 
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
@@ -993,6 +1002,106 @@ def pow_f32(x, y):
 
 
 # ---------------------------------------------------------------------------
+# atan2 (arctan, arcsin and arccos too: the front end writes them as atan2)
+# ---------------------------------------------------------------------------
+# t = min(|x|, |y|) / max(|x|, |y|) in [0, 1]; past tan(pi/8), u = (t - 1) / (t + 1) and
+# atan t = pi/4 + atan u, so |u| <= tan(pi/8).  atan u = u + u^3 Q(u^2), Q fitted for this
+# module (least squares at Chebyshev nodes in mpmath at 50 digits, Lawson-reweighted
+# towards minimax on u^2 |dQ|, the error's share of atan u): relative error 6.6e-10 for
+# float32 (degree 4), 1.2e-18 for float64 (degree 10).
+_ATAN32 = (_f4(-0.33333315502787375), _f4(0.19998489311181805), _f4(-0.14243846671266802),
+           _f4(0.10595987826131816), _f4(-0.06083421518074355))
+_ATAN64 = (-0.333333333333332, 0.19999999999954077, -0.14285714280248016,
+           0.11111110786115225, -0.09090897835843807, 0.07692061627000189,
+           -0.06663120275087428, 0.05848008163325048, -0.05039842273011651,
+           0.038078242192759126, -0.017922196523442038)
+(_AT32_0, _AT32_1, _AT32_2, _AT32_3, _AT32_4) = _ATAN32
+(_AT64_0, _AT64_1, _AT64_2, _AT64_3, _AT64_4, _AT64_5, _AT64_6, _AT64_7, _AT64_8,
+ _AT64_9, _AT64_10) = _ATAN64
+_TAN_PI8_32, _TAN_PI8_64 = _f4(0.41421356), 0.41421356237309503
+# pi/4 = hi + lo, hi to 20 (float32) / 48 (float64) bits: k * hi is exact for k <= 4
+_PI4_HI32, _PI4_LO32 = _f4(0.7853984832763672), _f4(-3.1987892157303577e-07)
+_PI4_HI64, _PI4_LO64 = 0.7853981633974492, -8.575622497214414e-16
+_FOUR32, _FOUR64 = _f4(4.0), 4.0
+
+
+def _atan2_quadrant(zero, one, two, four, pi4_hi, pi4_lo, as_int):
+    """atan2(y, x) from p = atan u: the angle is k pi/4 +- p with k in 0..4 from the
+    reduction (`past`: t > tan(pi/8)), the swap of |x| and |y| and x's sign bit (so
+    atan2(+0, -0) = pi), then y's sign.  One rounding at the end: k * hi is exact."""
+    @_vm
+    def quadrant(y, x, p, past, swap):
+        neg = as_int(x) < 0
+        b = one if past else zero
+        k = (two + b if swap else four - b) if neg else (two - b if swap else b)
+        p = p if swap == neg else -p
+        r = k * pi4_hi + (p + k * pi4_lo)
+        return -r if as_int(y) < 0 else r
+    return quadrant
+
+
+_atan2_quadrant_f32 = _atan2_quadrant(_ZERO32, _ONE32, _TWO32, _FOUR32, _PI4_HI32,
+                                      _PI4_LO32, f32_as_i32)
+_atan2_quadrant_f64 = _atan2_quadrant(_ZERO64, _ONE64, _TWO64, _FOUR64, _PI4_HI64,
+                                      _PI4_LO64, f64_as_i64)
+
+
+def _atan2_ratio(zero, one, inf, tan_pi8):
+    """(u, past, swap): t = min/max of |x| and |y| reduced to |u| <= tan(pi/8).  Both zero:
+    t = 0 (atan2(+-0, +-0) is 0 or pi); both infinite: t = 1 (+-pi/4, +-3pi/4); a NaN stays
+    in t (a compare with it is false, so it is the one divided).  (One division, (mn - mx)
+    / (mn + mx) past tan(pi/8), was no faster and needs scaling at both ends of the range.)"""
+    @_vm
+    def ratio(y, x):
+        ax = abs(x)
+        ay = abs(y)
+        swap = ay > ax
+        mn = ax if swap else ay
+        mx = ay if swap else ax
+        t = mn / mx
+        t = one if (ax == inf) & (ay == inf) else t
+        t = zero if (ax == zero) & (ay == zero) else t
+        past = t > tan_pi8
+        u = (t - one) / (t + one) if past else t
+        return u, past, swap
+    return ratio
+
+
+_atan2_ratio_f32 = _atan2_ratio(_ZERO32, _ONE32, _INF32, _TAN_PI8_32)
+_atan2_ratio_f64 = _atan2_ratio(_ZERO64, _ONE64, _INF64, _TAN_PI8_64)
+
+
+@_vm
+def atan2_f32(y, x):
+    u, past, swap = _atan2_ratio_f32(y, x)
+    z = u * u
+    q = _AT32_4
+    q = q * z + _AT32_3
+    q = q * z + _AT32_2
+    q = q * z + _AT32_1
+    q = q * z + _AT32_0
+    return _atan2_quadrant_f32(y, x, u + u * z * q, past, swap)
+
+
+@_vm
+def atan2_f64(y, x):
+    u, past, swap = _atan2_ratio_f64(y, x)
+    z = u * u
+    q = _AT64_10
+    q = q * z + _AT64_9
+    q = q * z + _AT64_8
+    q = q * z + _AT64_7
+    q = q * z + _AT64_6
+    q = q * z + _AT64_5
+    q = q * z + _AT64_4
+    q = q * z + _AT64_3
+    q = q * z + _AT64_2
+    q = q * z + _AT64_1
+    q = q * z + _AT64_0
+    return _atan2_quadrant_f64(y, x, u + u * z * q, past, swap)
+
+
+# ---------------------------------------------------------------------------
 # Sealed copies for callers compiled with `reassoc` (see the module docstring).
 # ---------------------------------------------------------------------------
 _sealed = njit(error_model="numpy", fastmath={"nsz", "contract"}, cache=True)
@@ -1031,9 +1140,21 @@ def sealed_erf_f64(x):
     return erf_f64(x)
 
 
+@_sealed
+def sealed_atan2_f32(y, x):
+    _inline_when_linked()
+    return atan2_f32(y, x)
+
+
+@_sealed
+def sealed_atan2_f64(y, x):
+    _inline_when_linked()
+    return atan2_f64(y, x)
+
+
 def _seal_all() -> dict[str, str]:
     sealed = {}
-    for pair in list(VECMATH.values()) + [POW]:
+    for pair in list(VECMATH.values()) + [POW, ATAN2]:
         for name in pair:
             if f"sealed_{name}" not in globals():
                 globals()[f"sealed_{name}"] = _sealed(globals()[name].py_func)

@@ -134,6 +134,27 @@ def test_inverse_trigonometric_and_hyperbolic(ufunc, low, high, dtype):
         check(ufunc, x)
 
 
+@pytest.mark.parametrize("ufunc", [np.sinh, np.cosh])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_hyperbolic_from_one_exponential_up_to_overflow(ufunc, dtype):
+    """sinh/cosh computed from one exp (or expm1): within 3 ulp of the long-double value
+    over small and large arguments, and up to the overflow threshold (e^a alone overflows
+    first: the rule switches to e^(a/2) there), inf past it."""
+    import xlanb
+    limit = 90 if dtype == np.float32 else 711
+    x = np.concatenate([np.linspace(-limit, limit, 20001), np.geomspace(1e-20, 1, 200),
+                        -np.geomspace(1e-20, 1, 200), [np.inf, -np.inf]]).astype(dtype)
+    with np.errstate(all="ignore"):
+        got = xlanb.jit(ufunc, tiered=False)(x)
+        want = ufunc(x.astype(np.longdouble)).astype(dtype)
+    ints = np.int32 if dtype == np.float32 else np.int64
+    finite = np.isfinite(want)
+    ulps = np.abs(got[finite].view(ints).astype(np.int64) -
+                  want[finite].view(ints).astype(np.int64))
+    assert ulps.max() <= 3, x[finite][np.argmax(ulps)]
+    np.testing.assert_array_equal(got[~finite], want[~finite])
+
+
 def test_invert_and_logical_not():
     rng = np.random.default_rng(5)
     check(lambda a, b: (~a, ~b, np.logical_not(a), np.invert(b)), bools(4)(rng), ints(4)(rng))

@@ -139,20 +139,25 @@ def _shift(left: bool):
 
 
 def _hyperbolic(cosine: bool):
-    """sinh/cosh from exp: (e^a -+ e^-a) / 2 (expm1 keeps small |x| exact for sinh), and
-    e^(a/2) * (e^(a/2) / 2) past a = 20, where e^-a no longer counts and e^a alone would
-    overflow before the result does."""
+    """sinh/cosh from one exponential: with e = e^a (a = |x|), cosh = (e + 1/e) / 2 and,
+    from m = expm1(a) (exact for small a), sinh = (m + m / (m + 1)) / 2.  Past `near`,
+    where e^a alone would overflow before the result does, the exponential is taken of
+    a/2 and the result is h * (h / 2); below it e^-a no longer counts there.  (Three
+    exponentials, e^a, e^-a and e^(a/2), ran at 0.3-0.45x NumPy's SIMD sinh/cosh.)"""
     def rule(x):
         a = _abs(x)
-        half = B.unary(Op.EXP, B.binary(Op.MUL, a, _const(a, 0.5)))
-        big = B.binary(Op.MUL, half, B.binary(Op.MUL, half, _const(a, 0.5)))
+        near = _const(a, 88 if a.dtype in (np.float16, np.float32) else 709)
+        small = B.binary(Op.LT, a, near)
+        arg = B.select(small, a, B.binary(Op.MUL, a, _const(a, 0.5)))
+        e = B.unary(Op.EXP if cosine else Op.EXPM1, arg)
         if cosine:
-            small = B.binary(Op.ADD, B.unary(Op.EXP, a), B.unary(Op.EXP, B.unary(Op.NEG, a)))
+            whole = B.binary(Op.ADD, e, B.binary(Op.DIV, _const(a, 1), e))
+            half = e
         else:
-            small = B.binary(Op.SUB, B.unary(Op.EXPM1, a),
-                             B.unary(Op.EXPM1, B.unary(Op.NEG, a)))
-        small = B.binary(Op.MUL, small, _const(a, 0.5))
-        out = B.select(B.binary(Op.LT, a, _const(a, 20)), small, big)
+            whole = B.binary(Op.ADD, e, B.binary(Op.DIV, e, B.binary(Op.ADD, e, _const(a, 1))))
+            half = B.binary(Op.ADD, e, _const(a, 1))
+        big = B.binary(Op.MUL, half, B.binary(Op.MUL, half, _const(a, 0.5)))
+        out = B.select(small, B.binary(Op.MUL, whole, _const(a, 0.5)), big)
         return out if cosine else B.select(B.binary(Op.LT, x, _const(x, 0)),
                                            B.unary(Op.NEG, out), out)
     return rule

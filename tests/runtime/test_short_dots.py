@@ -79,3 +79,40 @@ def test_literal_last_index_reads_through_a_merged_view(shape):
     source = compiled.kernels[0].source
     assert "in0_m = in0.reshape(" in source and "in0_m[" in source, source
     np.testing.assert_allclose(xlanb.jit(fn, tiered=False)(x), fn(x), rtol=2e-6)
+
+
+INNER_PRODUCTS = {
+    "einsum rows": (lambda a, b: np.einsum("ij,ij->i", a, b), (_normal(500, 16), _normal(500, 16))),
+    "einsum two batch dims": (lambda a, b: np.einsum("bhd,bhd->bh", a, b),
+                              (_normal(20, 6, 33), _normal(20, 6, 33))),
+    "transposed, two contracted": (lambda a, b: np.einsum("ijb,jib->b", a, b),
+                                   (_normal(5, 7, 40), _normal(7, 5, 40))),
+    "float32, fused with its operands": (
+        lambda a, b: np.einsum("ij,ij->i", np.tanh(a), b * 2) + 1,
+        (_normal(300, 24, dtype=np.float32), _normal(300, 24, dtype=np.float32))),
+    "integer": (lambda a, b: np.einsum("ij,ij->i", a, b),
+                (RNG.integers(-9, 9, (200, 9)), RNG.integers(-9, 9, (200, 9)))),
+    "complex (no conjugate)": (lambda a, b: np.einsum("ij,ij->i", a, b),
+                               (_normal(60, 7) + 1j * _normal(60, 7),
+                                _normal(60, 7) - 1j * _normal(60, 7))),
+}
+
+
+@pytest.mark.parametrize("name", list(INNER_PRODUCTS))
+def test_batched_inner_products_are_a_reduce(name):
+    """A dot with a batch and no free dimensions (row-wise dot products) is the sum of the
+    products (`batched_inner_products`): one reduce kernel, no BLAS call per row."""
+    fn, args = INNER_PRODUCTS[name]
+    got, want = xlanb.jit(fn, tiered=False)(*args), fn(*args)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    rtol = 1e-5 if want.dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * 10)
+    kinds = [k.kind for k in xlanb.jit(fn, tiered=False).lower(*args).compile().kernels]
+    assert kinds == ["reduce"], kinds
+
+
+def test_a_single_inner_product_stays_a_dot():
+    """No batch: x @ y is one BLAS dot, as NumPy's."""
+    x, y = _normal(300), _normal(300)
+    compiled = xlanb.jit(lambda x, y: x @ y, tiered=False).lower(x, y).compile()
+    assert [k.kind for k in compiled.kernels] == ["dot"]

@@ -38,7 +38,7 @@ from ..passes.fusion import Kernel
 from ..passes.gemv_fusion import transposed_gemv_operands
 from ..passes.row_fusion import row_space
 from .. import flags
-from . import complex_math, half, rng, templates, thread_calibration
+from . import complex_math, flat, half, rng, templates, thread_calibration
 from .vecmath import REASSOC_SAFE, SEALED
 
 # No `arcp`: with it LLVM turns float32 `y / np.sqrt(x)` into an rsqrt estimate plus a
@@ -91,6 +91,7 @@ _VECMATH_DIGEST = _vecmath_digest()
 _RNG_DIGEST = hashlib.sha256(inspect.getsource(rng).encode()).hexdigest()[:12]
 _HALF_DIGEST = hashlib.sha256(inspect.getsource(half).encode()).hexdigest()[:12]
 # alloc is read, not imported: its import is left to the kernels that use it
+_FLAT_DIGEST = hashlib.sha256(inspect.getsource(flat).encode()).hexdigest()[:12]
 _ALLOC_DIGEST = hashlib.sha256(
     (Path(__file__).parent / "alloc.py").read_bytes()).hexdigest()[:12]
 _COMPLEX_MATH_DIGEST = hashlib.sha256(
@@ -435,16 +436,32 @@ class _Codegen:
         if update is not None:
             self.gen_region_update(*update)
             return
-        sizes = self.size_names(self.k.root.shape)
+        root = self.k.root
+        flat = flat_space(self.k)       # then every array is read and written at (i0,)
+        start = len(self.lines)
+        sizes = self.size_names(flat or root.shape)
         if not sizes:
-            self.write_outputs(self.k.outputs, (), {}, self.k.root.shape)
+            self.write_outputs(self.k.outputs, (), {}, root.shape)
             return
         outer = self.open_loops(sizes[:-1], "i", self.parallel)
         inner = f"i{len(outer)}"
         loop = "numba.prange" if self.parallel and not outer else "range"
         self.emit(f"for {inner} in {loop}({sizes[-1]}):")
         with self.distributed_loop():
-            self.write_outputs(self.k.outputs, outer + (inner,), {}, self.k.root.shape)
+            self.write_outputs(self.k.outputs, outer + (inner,), {}, root.shape)
+        if flat is not None:
+            self.flatten_arrays(start)
+
+    def flatten_arrays(self, start: int) -> None:
+        """The loop emitted from `start` reads and writes its arrays through flat views
+        (flat.py): `in0[i0]` becomes `fin0[i0]`, `fin0 = flat_view(in0)` comes first and
+        `write_flat(...)` after it for each array it stores into."""
+        body = [_ARRAY_ACCESS.sub(r"f\1[", line) for line in self.lines[start:]]
+        used = sorted(set(_ARRAY_ACCESS.findall("\n".join(self.lines[start:]))))
+        written = sorted({m for line in self.lines[start:] for m in _STORE.findall(line)})
+        indent = "    " * self.depth
+        self.lines[start:] = [f"{indent}f{name} = flat_view({name})" for name in used] + \
+            body + [f"{indent}write_flat({name}, f{name})" for name in written]
 
     def gen_region_update(self, base: Node, value: Node, lows) -> None:
         """`x[a:b] = v` (select(pad(mask), pad(v), x) with one region): copy x, then write
@@ -1102,6 +1119,9 @@ class _Codegen:
                           f"  # {_HALF_DIGEST}")
         if re.search(r"(?<![.\w])empty\(", body):      # scratch arrays (alloc.py)
             header.append(f"from xlanb_runtime.codegen.alloc import empty  # {_ALLOC_DIGEST}")
+        if re.search(r"\bflat_view\(", body):              # flat loops (flat.py)
+            header.append(f"from xlanb_runtime.codegen.flat import flat_view, write_flat"
+                          f"  # {_FLAT_DIGEST}")
         if re.search(r"\bsplitmix64\(", body):
             header.append(f"from xlanb_runtime.codegen.rng import splitmix64  # {_RNG_DIGEST}")
         # serial kernels skip Numba passes they never need (kernel_pipeline.py)
@@ -1124,6 +1144,29 @@ class _Codegen:
             body if body.strip() else "    pass",
             "",
         ])
+
+
+# a kernel array's element access and a store into one (flatten_arrays)
+_ARRAY_ACCESS = re.compile(r"\b((?:in|out)\d+)\[")
+_STORE = re.compile(r"^\s*((?:in|out)\d+)\[[^\]]*\] = ")
+FLAT_INNER_MAX = 32     # a nest whose innermost trip count is below this runs flat
+
+
+def flat_space(kernel: Kernel) -> tuple[int] | None:
+    """(size,) where a loop kernel's nest can run as one loop over flat views (flat.py):
+    at least 2-D with an innermost extent under FLAT_INNER_MAX (which LLVM would not
+    vectorize), every output and non-scalar input of the root's shape, and every node
+    elementwise or a broadcast scalar, so each value is read at its own element."""
+    root = kernel.root
+    if root.ndim < 2 or root.shape[-1] >= FLAT_INNER_MAX or root.size < 2 or \
+            any(o.shape != root.shape for o in kernel.outputs) or \
+            any(i.shape != root.shape and i.ndim != 0 for i in kernel.inputs):
+        return None
+    for node in kernel.nodes:
+        if node.op not in ELEMENTWISE and not (
+                node.op is Op.BROADCAST and node.inputs[0].ndim == 0):
+            return None
+    return (root.size,)
 
 
 _ASSIGN = re.compile(r"^\s*(v\d+) = (.*)$")

@@ -288,6 +288,23 @@ CASES = [
         "%d = dot(%x, %w), arg=((), (), (1,), (0,)) : f32[3,4]\n"
         "%t = transpose(%d), arg=(1, 0) : f32[4,3]\nreturn (%t)"),
      {"parameter": 2, "dot": 1}, ROUNDED),
+    ("op(x^T, broadcast) sinks the transpose into the dot (np.cov)", "layout",
+     ir("%x = parameter(), arg=0 : f32[6,3]\n%m = parameter(), arg=1 : f32[3]\n"
+        "%t = transpose(%x), arg=(1, 0) : f32[3,6]\n%b = broadcast(%m), arg=(0,) : f32[3,6]\n"
+        "%c = subtract(%t, %b) : f32[3,6]\n"
+        "%d = dot(%c, %c), arg=((), (), (1,), (1,)) : f32[3,3]\nreturn (%d)"),
+     {"parameter": 2, "broadcast": 1, "subtract": 1, "dot": 1}, ROUNDED),
+    ("op(x^T, broadcast of a stretched column) drops its size-1 dim", "layout",
+     ir("%x = parameter(), arg=0 : f32[6,3]\n%m = parameter(), arg=1 : f32[3,1]\n"
+        "%t = transpose(%x), arg=(1, 0) : f32[3,6]\n%b = broadcast(%m), arg=(0, 1) : f32[3,6]\n"
+        "%c = multiply(%t, %b) : f32[3,6]\n"
+        "%r = reduce(%c), arg=('sum', (1,)) : f32[3]\nreturn (%r)"),
+     {"parameter": 2, "reshape": 1, "broadcast": 1, "multiply": 1, "reduce": 1}, ROUNDED),
+    ("op(x^T, y) with y a full array: kept", "layout",
+     ir("%x = parameter(), arg=0 : f32[2,3,4]\n%y = parameter(), arg=1 : f32[3,4,2]\n"
+        "%s = transpose(%x), arg=(1, 2, 0) : f32[3,4,2]\n%c = add(%s, %y) : f32[3,4,2]\n"
+        "return (%c)"),
+     {"parameter": 2, "transpose": 1, "add": 1}, EXACT),
     ("transpose(transpose) inverse", "layout",
      ir("%x = parameter(), arg=0 : f32[3,5]\n%a = transpose(%x), arg=(1, 0) : f32[5,3]\n"
         "%b = transpose(%a), arg=(1, 0) : f32[3,5]\nreturn (%b)"), P, EXACT),

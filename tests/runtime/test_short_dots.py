@@ -81,7 +81,7 @@ def test_literal_last_index_reads_through_a_merged_view(shape):
     np.testing.assert_allclose(xlanb.jit(fn, tiered=False)(x), fn(x), rtol=2e-6)
 
 
-INNER_PRODUCTS = {
+VECTOR_PRODUCTS = {
     "einsum rows": (lambda a, b: np.einsum("ij,ij->i", a, b), (_normal(500, 16), _normal(500, 16))),
     "einsum two batch dims": (lambda a, b: np.einsum("bhd,bhd->bh", a, b),
                               (_normal(20, 6, 33), _normal(20, 6, 33))),
@@ -92,17 +92,22 @@ INNER_PRODUCTS = {
         (_normal(300, 24, dtype=np.float32), _normal(300, 24, dtype=np.float32))),
     "integer": (lambda a, b: np.einsum("ij,ij->i", a, b),
                 (RNG.integers(-9, 9, (200, 9)), RNG.integers(-9, 9, (200, 9)))),
+    "batched matrix-vector": (lambda a, x: np.einsum("bij,bj->bi", a, x),
+                              (_normal(400, 8, 6), _normal(400, 6))),
+    "batched vector-matrix, transposed": (lambda x, a: np.einsum("bj,bji->bi", x, a),
+                                          (_normal(300, 7), _normal(300, 7, 5))),
     "complex (no conjugate)": (lambda a, b: np.einsum("ij,ij->i", a, b),
                                (_normal(60, 7) + 1j * _normal(60, 7),
                                 _normal(60, 7) - 1j * _normal(60, 7))),
 }
 
 
-@pytest.mark.parametrize("name", list(INNER_PRODUCTS))
-def test_batched_inner_products_are_a_reduce(name):
-    """A dot with a batch and no free dimensions (row-wise dot products) is the sum of the
-    products (`batched_inner_products`): one reduce kernel, no BLAS call per row."""
-    fn, args = INNER_PRODUCTS[name]
+@pytest.mark.parametrize("name", list(VECTOR_PRODUCTS))
+def test_batched_vector_products_are_a_reduce(name):
+    """A dot with a batch and no free dimensions on a side (row-wise dot products, a batch
+    of matrix-vector products) is the sum of the products (`batched_vector_products`):
+    one reduce kernel, no BLAS call per batch element."""
+    fn, args = VECTOR_PRODUCTS[name]
     got, want = xlanb.jit(fn, tiered=False)(*args), fn(*args)
     assert got.dtype == want.dtype and got.shape == want.shape
     rtol = 1e-5 if want.dtype == np.float32 else 1e-12

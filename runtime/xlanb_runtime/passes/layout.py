@@ -19,7 +19,10 @@ Rules (the LAYOUT table):
     when the transposed operand's free dims keep their relative order: the output order
     (batch, lhs free, rhs free) must not change.  Same for the rhs;
   * reduce / arg-reduce of transpose(x) reduce x over the remapped axes; when the kept dims
-    come out in another order a transpose of the (smaller) result restores it.
+    come out in another order a transpose of the (smaller) result restores it;
+  * an elementwise op of transposes (one permutation) and broadcasts computes on the
+    untransposed operands, and the transpose moves to its result, towards a consumer
+    that folds it.
 Before the table runs, a dot read only through a transpose whose innermost dim is the dot's
 lhs free dim swaps its operands (dot(a, b) = transpose(dot(b, a))): the two transposes
 compose and the consumer reads rows instead of columns.  Autodiff makes these: the
@@ -33,9 +36,9 @@ from __future__ import annotations
 
 from ..ir import Graph, Node, rebuild, with_inputs
 from ..ir import builder as B
-from ..ir.ops import Op
+from ..ir.ops import ELEMENTWISE, Op
 from .pipeline import register_pass
-from .simplify import Rules, compose_transposes, pat, rewrite, var
+from .simplify import Pat, Rules, compose_transposes, pat, rewrite, var
 
 
 def _inverse(perm: tuple[int, ...]) -> list[int]:
@@ -88,6 +91,47 @@ def argreduce_of_transpose(node: Node, t: Node, x: Node) -> Node:
     return _restore_order(B.argreduce(x, kind, t.arg[axis]), kept)
 
 
+def _broadcast_untransposed(b: Node, perm, shape: tuple) -> Node | None:
+    """`b` (a broadcast into the transposed shape) as a broadcast into `shape`, the
+    untransposed one, or None where its operand's dims would have to reorder.  Size-1
+    dims the broadcast stretches are dropped first (a column's (n, 1) mean)."""
+    x, dims = b.inputs[0], b.arg
+    kept = [i for i in range(x.ndim) if not (x.shape[i] == 1 and b.shape[dims[i]] != 1)]
+    moved = [perm[dims[i]] for i in kept]
+    if moved != sorted(moved):
+        return None
+    if len(kept) < x.ndim:
+        x = B.reshape(x, [x.shape[i] for i in kept])
+    return B.broadcast(x, shape, moved)
+
+
+def elementwise_of_transposes(node: Node) -> Node | None:
+    """op(x^T, y^T, broadcast) as (op(x, y, broadcast'))^T: the transpose sinks to the
+    consumer, where a dot or a reduce folds it into its dims (np.cov's `X.T - mean`,
+    then `X @ X.T`: the centred data in X's own layout, one BLAS call reading it
+    transposed, instead of a transposing copy).  Every operand a transpose by the same
+    permutation or a broadcast that maps onto the untransposed shape, else None."""
+    perms = {tuple(o.arg) for o in node.inputs if o.op is Op.TRANSPOSE}
+    if len(perms) != 1:
+        return None
+    (perm,) = perms
+    inverse = _inverse(perm)
+    shape = tuple(node.shape[inverse[d]] for d in range(node.ndim))
+    operands = []
+    for operand in node.inputs:
+        if operand.op is Op.TRANSPOSE:
+            operands.append(operand.inputs[0])
+        elif operand.op is Op.BROADCAST:
+            moved = _broadcast_untransposed(operand, perm, shape)
+            if moved is None:
+                return None
+            operands.append(moved)
+        else:
+            return None
+    inner = Node(node.op, tuple(operands), shape, node.dtype, node.arg, node.loc)
+    return B.transpose(inner, perm)
+
+
 LAYOUT = Rules([
     (pat(Op.TRANSPOSE, pat(Op.TRANSPOSE, var("x"), name="inner")),
      compose_transposes),                                   # transpose(transpose(x, p), q)
@@ -104,6 +148,8 @@ LAYOUT = Rules([
     (pat(Op.ARGREDUCE, pat(Op.TRANSPOSE, var("x"), name="t")),
      argreduce_of_transpose),                               # argmax(x^T, a) -> [transpose]
     #                                                         (argmax(x, p[a]))
+    (Pat(ELEMENTWISE), elementwise_of_transposes),          # op(x^T, bcast) ->
+    #                                                         op(x, bcast')^T
 ])
 
 

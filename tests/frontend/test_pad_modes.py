@@ -1,6 +1,6 @@
-"""np.pad's edge, reflect, symmetric and wrap modes compile (shape_ops.pad): each axis
-padded in turn, from slices, reversals and a stretched edge, as NumPy pads them; widths
-past one reflection keep NumPy's loop (a named error under jit)."""
+"""np.pad's edge, reflect, symmetric and wrap modes compile (shape_ops.pad): x read
+through an index map per axis (np.pad of arange), any width, as NumPy pads; the odd
+reflection, which computes values, keeps NumPy's loop (a named error under jit)."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,7 +30,14 @@ def test_pad_of_an_image_and_integers(mode):
     np.testing.assert_array_equal(xlanb.jit(fn, tiered=False)(img), fn(img))
 
 
-def test_pad_past_one_reflection_is_a_named_error():
+@pytest.mark.parametrize("mode", ["reflect", "symmetric", "wrap"])
+def test_pad_wider_than_the_array_reflects_again(mode):
+    x = RNG.standard_normal((4, 3))
+    fn = lambda x: np.pad(x, ((9, 5), (0, 7)), mode=mode)
+    np.testing.assert_array_equal(xlanb.jit(fn, tiered=False)(x), fn(x))
+
+
+def test_odd_reflection_is_a_named_error():
     x = RNG.standard_normal(4)
     with pytest.raises(UnsupportedNumPyFunctionError, match="np.pad"):
-        xlanb.jit(lambda x: np.pad(x, 5, mode="reflect"), tiered=False)(x)
+        xlanb.jit(lambda x: np.pad(x, 2, mode="reflect", reflect_type="odd"), tiered=False)(x)

@@ -500,67 +500,27 @@ array_split = implements(np.array_split)(_split("array_split", False))
 
 @implements(np.pad)
 def pad(array, pad_width, mode="constant", **kwargs):
+    """Constant padding is a pad op; the modes that copy elements (edge, reflect, symmetric,
+    wrap) read x through an index map per axis, np.pad of arange(n) itself: a gather
+    that fuses with the consumer, with NumPy's own answer for every width."""
     x = to_node(array)
     value = kwargs.pop("constant_values", 0)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
     if mode == "constant" and not kwargs and np.ndim(value) == 0:
         config = [(int(lo), int(hi), 0) for lo, hi in widths]
         return wrap(B.pad(x, scalar(value, x.dtype), config))
-    edges = _PAD_EDGES.get(mode)
-    if edges is None or kwargs or (widths < 0).any():
+    if mode not in _COPYING_PAD_MODES or (widths < 0).any() or \
+            any(n == 0 for n in x.shape) or set(kwargs) - {"reflect_type"} or \
+            kwargs.get("reflect_type", "even") != "even":   # "odd" computes new values
         return unsupported(np.pad, (array, pad_width), dict(kwargs, mode=mode))
     for axis, (lo, hi) in enumerate(widths.tolist()):
-        n = x.shape[axis]
-        if not lo and not hi:
-            continue
-        pieces = edges(x, axis, n, lo, hi)
-        if pieces is None:          # past one reflection, or an empty axis: NumPy's loop
-            return unsupported(np.pad, (array, pad_width), dict(kwargs, mode=mode))
-        before, after = pieces
-        x = B.concatenate([p for p in (before, x, after) if p is not None], axis)
+        if lo or hi:
+            index = np.pad(np.arange(x.shape[axis]), (lo, hi), mode=mode)
+            x = B.gather(x, B.constant(index.astype(np.int64)), axis)
     return wrap(x)
 
 
-def _stretched(x: Node, axis: int, index: int, count: int) -> Node | None:
-    """x's slice at `index` along `axis`, repeated `count` times (np.pad's "edge")."""
-    if not count:
-        return None
-    shape = list(x.shape)
-    shape[axis] = count
-    return B.broadcast(slice_axis(x, axis, index, index + 1), shape, list(range(x.ndim)))
-
-
-def _reversed_slice(x: Node, axis: int, start: int, stop: int) -> Node | None:
-    """x[start:stop] along `axis`, in reverse order (None when empty)."""
-    return B.reverse(slice_axis(x, axis, start, stop), [axis]) if stop > start else None
-
-
-def _edge(x, axis, n, lo, hi):
-    return None if not n else (_stretched(x, axis, 0, lo), _stretched(x, axis, n - 1, hi))
-
-
-def _reflect(x, axis, n, lo, hi):
-    """Mirrored about the edge elements (not repeating them): one reflection only."""
-    if n < 2 or lo > n - 1 or hi > n - 1:
-        return None
-    return _reversed_slice(x, axis, 1, lo + 1), _reversed_slice(x, axis, n - 1 - hi, n - 1)
-
-
-def _symmetric(x, axis, n, lo, hi):
-    """Mirrored including the edge elements: one reflection only."""
-    if not n or lo > n or hi > n:
-        return None
-    return _reversed_slice(x, axis, 0, lo), _reversed_slice(x, axis, n - hi, n)
-
-
-def _wrap(x, axis, n, lo, hi):
-    if not n or lo > n or hi > n:
-        return None
-    return (slice_axis(x, axis, n - lo, n) if lo else None,
-            slice_axis(x, axis, 0, hi) if hi else None)
-
-
-_PAD_EDGES = {"edge": _edge, "reflect": _reflect, "symmetric": _symmetric, "wrap": _wrap}
+_COPYING_PAD_MODES = ("edge", "reflect", "symmetric", "wrap")
 
 
 @implements(np.roll)

@@ -90,8 +90,8 @@ def _vecmath_digest() -> str:
 _VECMATH_DIGEST = _vecmath_digest()
 _RNG_DIGEST = hashlib.sha256(inspect.getsource(rng).encode()).hexdigest()[:12]
 _HALF_DIGEST = hashlib.sha256(inspect.getsource(half).encode()).hexdigest()[:12]
-# alloc is read, not imported: its import is left to the kernels that use it
 _FLAT_DIGEST = hashlib.sha256(inspect.getsource(flat).encode()).hexdigest()[:12]
+# alloc is read, not imported: its import is left to the kernels that use it
 _ALLOC_DIGEST = hashlib.sha256(
     (Path(__file__).parent / "alloc.py").read_bytes()).hexdigest()[:12]
 _COMPLEX_MATH_DIGEST = hashlib.sha256(

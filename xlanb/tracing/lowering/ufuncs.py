@@ -141,9 +141,9 @@ def _shift(left: bool):
 def _hyperbolic(cosine: bool):
     """sinh/cosh from one exponential: with e = e^a (a = |x|), cosh = (e + 1/e) / 2 and,
     from m = expm1(a) (exact for small a), sinh = (m + m / (m + 1)) / 2.  Past `near`,
-    where e^a alone would overflow before the result does, the exponential is taken of
-    a/2 and the result is h * (h / 2); below it e^-a no longer counts there.  (Three
-    exponentials, e^a, e^-a and e^(a/2), ran at 0.3-0.45x NumPy's SIMD sinh/cosh.)"""
+    where e^a alone would overflow before the result does (and e^-a no longer counts),
+    the exponential is of a/2 instead and the result h * (h / 2).  (Three exponentials,
+    e^a, e^-a and e^(a/2), ran at 0.3-0.45x NumPy's SIMD sinh/cosh.)"""
     def rule(x):
         a = _abs(x)
         near = _const(a, 88 if a.dtype in (np.float16, np.float32) else 709)

@@ -207,6 +207,11 @@ class _Codegen:
         if id(node) in self.reduce_vars:
             return self.reduce_vars[id(node)]
         if node.op is Op.CONSTANT and node.shape == ():
+            if node.dtype.kind in "iu":     # a literal: LLVM divides by it with a multiply
+                # and shifts, as NumPy's libdivide does (`x // 7`, `x % 5`: 0.93x NumPy as
+                # a kernel argument); float constants stay arguments (kernels reuse)
+                value = node.arg[()] if isinstance(node.arg, np.ndarray) else node.arg
+                return f"{templates.CAST[node.dtype.name]}({int(value)})"
             return self.const_name(node)
         if node.op is Op.DOT and node is self.k.dot and self.narrow:
             return f"d{idx[-1]}"                 # (i0, literal column): its accumulator

@@ -1,7 +1,8 @@
 """Elementwise loop kernels whose innermost extent is short run as one loop over flat views
 (codegen/cpu.py `flat_space`, codegen/flat.py): results and arguments as NumPy's, for
 contiguous and strided arguments, in-place updates, several outputs and scalar operands;
-kernels that index by position keep their nest."""
+kernels that index by position keep their nest.  Also integer constants written into
+kernels as literals."""
 from __future__ import annotations
 
 import numba
@@ -84,5 +85,25 @@ def test_flat_view_of_another_layout_is_a_copy_written_back():
     double(view)
     np.testing.assert_array_equal(wide, want)
     c = RNG.standard_normal((4, 3))
+    want_c = c * 2
     double(c)                                    # C layout: a view, written directly
     assert double.signatures[-1][0].layout == "C"
+    np.testing.assert_array_equal(c, want_c)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int8, np.uint64])
+def test_integer_constants_are_literals_with_numpys_floor_division(dtype):
+    """Integer scalar constants are written into the kernel (codegen/cpu.py value_steps),
+    so LLVM divides by them with multiplies: `//` and `%` still floor like NumPy's for
+    negative operands, and the kernel takes no argument for them."""
+    info = np.iinfo(dtype)
+    x = np.concatenate([np.arange(-60, 61), [info.min, info.max, 0]]).astype(dtype) \
+        if info.min < 0 else np.array([0, 1, 6, 7, 8, 13, info.max], dtype=dtype)
+    fn = lambda x: (x // dtype(7), x % dtype(5), x * dtype(3))
+    got, want = xlanb.jit(fn, tiered=False)(x), fn(x)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+    (source,) = _sources(fn, x)
+    name = np.dtype(dtype).name
+    assert f"np.{name}(7)" in source and f"np.{name}(5)" in source, source

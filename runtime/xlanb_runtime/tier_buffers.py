@@ -39,7 +39,7 @@ ALIGN = 64                 # bytes: every block starts on a cache line
 
 # Ops whose NumPy function maps one to one onto a ufunc (called as `np.<name>`).
 UFUNCS = {
-    Op.NEG: "negative", Op.ABS: "absolute", Op.EXP: "exp", Op.EXPM1: "expm1",
+    Op.NEG: "negative", Op.ABS: "absolute", Op.EXP: "exp", Op.EXP2: "exp2", Op.EXPM1: "expm1",
     Op.LOG: "log", Op.LOG1P: "log1p", Op.SQRT: "sqrt", Op.TANH: "tanh", Op.SIN: "sin",
     Op.COS: "cos", Op.FLOOR: "floor", Op.CEIL: "ceil", Op.NOT: "invert",
     Op.IS_FINITE: "isfinite", Op.CONJ: "conjugate", Op.ADD: "add", Op.SUB: "subtract",

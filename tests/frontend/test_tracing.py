@@ -155,6 +155,36 @@ def test_hyperbolic_from_one_exponential_up_to_overflow(ufunc, dtype):
     np.testing.assert_array_equal(got[~finite], want[~finite])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exp2_is_one_op_within_two_ulp(dtype):
+    """np.exp2 is an op of its own (vecmath's exp2 in a fused loop, NumPy's own loop for
+    a lone call of many elements), not pow(2, x): within 2 ulp of the long-double value
+    from the smallest subnormal results to overflow; its gradient is 2^x ln2."""
+    import xlanb
+    lo, hi = (-151, 129) if dtype == np.float32 else (-1076, 1025)
+    x = np.concatenate([np.linspace(lo, hi, 20001), np.linspace(-1, 1, 2001),
+                        [np.inf, -np.inf, np.nan, 0.0, -0.0]]).astype(dtype)
+    one = np.ones_like(x)                                       # a fused kernel, exact
+    fused = xlanb.jit(lambda x, one: np.exp2(x) * one, tiered=False)
+    assert "exponential-base-two" in fused.lower(x, one).as_text()
+    with np.errstate(all="ignore"):
+        want = np.exp2(x.astype(np.longdouble)).astype(dtype)
+        got = fused(x, one)
+        lone = xlanb.jit(np.exp2, tiered=False)(x)
+    ints = np.int32 if dtype == np.float32 else np.int64
+    finite = np.isfinite(want) & (want != 0)
+    # the fused loop is vecmath's (2 ulp); a lone call may be NumPy's loop (f32: 3 ulp)
+    for result, bound in ((got, 2), (lone, 3)):
+        ulps = np.abs(result[finite].view(ints).astype(np.int64) -
+                      want[finite].view(ints).astype(np.int64))
+        assert ulps.max() <= bound, x[finite][np.argmax(ulps)]
+        np.testing.assert_array_equal(result[~finite], want[~finite])
+    check(np.exp2, np.arange(-3, 4))                            # ints: NumPy's float64
+    g = xlanb.grad(lambda v: np.exp2(v).sum())(np.array([0.5, 1.0, -2.0], dtype))
+    np.testing.assert_allclose(g, np.exp2(np.array([0.5, 1.0, -2.0])) * np.log(2),
+                               rtol=4 * np.finfo(dtype).eps)
+
+
 def test_invert_and_logical_not():
     rng = np.random.default_rng(5)
     check(lambda a, b: (~a, ~b, np.logical_not(a), np.invert(b)), bools(4)(rng), ints(4)(rng))

@@ -45,6 +45,7 @@ CASES = {
     Op.NEG: (u(Op.NEG), [(S, ANY)]),
     Op.ABS: (u(Op.ABS), [(S, POS)]),
     Op.EXP: (u(Op.EXP), [(S, ANY)]),
+    Op.EXP2: (u(Op.EXP2), [(S, ANY)]),
     Op.EXPM1: (u(Op.EXPM1), [(S, ANY)]),
     Op.LOG: (u(Op.LOG), [(S, POS)]),
     Op.LOG1P: (u(Op.LOG1P), [(S, POS)]),

@@ -126,6 +126,11 @@ def _exp(g, node, x):                         # d e^x = e^x dx
     return (mul(g, node),)
 
 
+@vjp(Op.EXP2)
+def _exp2(g, node, x):                        # d 2^x = 2^x ln2 dx
+    return (mul(g, mul(node, full(node, math.log(2)))),)
+
+
 @vjp(Op.EXPM1)
 def _expm1(g, node, x):                       # d(e^x - 1) = e^x dx
     return (mul(g, add(node, full(node, 1))),)

@@ -138,6 +138,7 @@ class GeneratedCudaKernel:
 # alias -> (under the simulator: NumPy, NaN/Inf like the device; on the device)
 DEVICE_MATH = {
     "_exp": ("np.exp", "math.exp"), "_expm1": ("np.expm1", "math.expm1"),
+    "_exp2_f32": ("np.exp2", "libdevice.exp2f"), "_exp2_f64": ("np.exp2", "libdevice.exp2"),
     "_log": ("np.log", "math.log"), "_log1p": ("np.log1p", "math.log1p"),
     "_tanh": ("np.tanh", "math.tanh"), "_sin": ("np.sin", "math.sin"),
     "_cos": ("np.cos", "math.cos"), "_erf": ("math.erf", "math.erf"),
@@ -145,7 +146,7 @@ DEVICE_MATH = {
     "_ceil": ("np.ceil", "math.ceil"), "_atan2": ("np.arctan2", "math.atan2"),
     "_rint_f32": ("np.rint", "libdevice.rintf"), "_rint_f64": ("np.rint", "libdevice.rint"),
 }
-_UNARY_MATH = {Op.EXP: "_exp", Op.EXPM1: "_expm1", Op.LOG: "_log", Op.LOG1P: "_log1p",
+_UNARY_MATH = {Op.EXP: "_exp", Op.EXP2: "_exp2", Op.EXPM1: "_expm1", Op.LOG: "_log", Op.LOG1P: "_log1p",
                Op.TANH: "_tanh", Op.SIN: "_sin", Op.COS: "_cos", Op.ERF: "_erf",
                Op.SQRT: "_sqrt", Op.FLOOR: "_floor", Op.CEIL: "_ceil", Op.ROUND: "_rint"}
 ATOMIC_ADD_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64,
@@ -160,8 +161,8 @@ def expression(op: Op, dtype: np.dtype, operands: list[str], operand_dtype: np.d
         if op in (Op.FLOOR, Op.CEIL, Op.ROUND) and operand_dtype.kind != "f":
             return templates.convert(operands[0], operand_dtype, dtype)      # integral
         fn = _UNARY_MATH[op]
-        if fn == "_rint":
-            fn = "_rint_f32" if operand_dtype == np.float32 else "_rint_f64"
+        if fn in ("_rint", "_exp2"):         # libdevice's are per dtype
+            fn += "_f32" if operand_dtype == np.float32 else "_f64"
         return f"{cast}({fn}({operands[0]}))"
     if op is Op.RSQRT:
         return f"({templates.typed_constant(1, dtype)} / {cast}(_sqrt({operands[0]})))"

@@ -19,11 +19,11 @@ CAST = {"bool": "np.bool_", "int8": "np.int8", "int16": "np.int16", "int32": "np
         "uint32": "np.uint32", "uint64": "np.uint64", "float32": "np.float32",
         "float64": "np.float64", "complex64": "np.complex64", "complex128": "np.complex128"}
 
-_LIBM = {Op.EXP: "math.exp", Op.EXPM1: "math.expm1", Op.LOG: "math.log",
+_LIBM = {Op.EXP: "math.exp", Op.EXP2: "np.exp2", Op.EXPM1: "math.expm1", Op.LOG: "math.log",
          Op.LOG1P: "math.log1p", Op.TANH: "math.tanh", Op.SIN: "math.sin",
          Op.COS: "math.cos", Op.ERF: "math.erf"}
 _BINARY_VECMATH = {Op.POW: POW, Op.ATAN2: ATAN2}
-_VECMATH_NAME = {Op.EXP: "exp", Op.EXPM1: "expm1", Op.LOG: "log", Op.LOG1P: "log1p",
+_VECMATH_NAME = {Op.EXP: "exp", Op.EXP2: "exp2", Op.EXPM1: "expm1", Op.LOG: "log", Op.LOG1P: "log1p",
                  Op.TANH: "tanh", Op.SIN: "sin", Op.COS: "cos", Op.ERF: "erf"}
 
 # Complex operands: Numba's complex arithmetic, its cmath and `complex_math` (NumPy's

@@ -34,6 +34,8 @@ Differences from NumPy: the sign of a zero result is not always kept
 * exp:     n = rint(x/ln2), r = x - n*ln2 (2-part split), e^r = 1 + r + r^2 P4(r)
            (P9 for f64), result scaled by 2^n as two exact power-of-two factors
            so that overflow to inf and gradual underflow are right.
+* exp2:    n = rint(x), f = x - n (exact), e^(f ln2) with f ln2 as r + lo (the product's
+           rounding error by fma, ln2's tail) through exp's polynomial and scaling.
 * expm1:   same reduction, expm1(r) = r + r^2 P5(r) (P10), recombined as
            2*(2^(n-1)*expm1(r) + (2^(n-1) - 1/2)) (exact for small n).
 * log:     x = 2^k m, m in [sqrt(2)/2, sqrt(2)), f = m-1; f32: log1p(f) =
@@ -76,6 +78,7 @@ compiled without any fastmath flag gives the same maxima on the test grids.
 
     op        f32   f64
     exp        1     1      incl. subnormal results and overflow to inf
+    exp2       1     1      (the same)
     expm1      1     2
     log        1     1      incl. subnormal inputs
     log1p      1     1
@@ -128,7 +131,7 @@ __all__ = [
     "f32_as_i32", "i32_as_f32", "f64_as_i64", "i64_as_f64", "rint", "fma",
     "prefer_wide_vectors",
     "fmaximum", "fminimum",
-    "exp_f32", "exp_f64", "expm1_f32", "expm1_f64", "log_f32", "log_f64",
+    "exp_f32", "exp_f64", "exp2_f32", "exp2_f64", "expm1_f32", "expm1_f64", "log_f32", "log_f64",
     "log1p_f32", "log1p_f64", "tanh_f32", "tanh_f64", "sigmoid_f32",
     "sigmoid_f64", "sin_f32", "sin_f64", "cos_f32", "cos_f64", "erf_f32",
     "erf_f64", "POW", "pow_f32", "pow_f64", "ATAN2", "atan2_f32", "atan2_f64",
@@ -136,7 +139,7 @@ __all__ = [
 
 # Bump when any function's numerics change (generated sources embed it so the
 # Numba cache of their kernels is invalidated).
-VECMATH_VERSION = "1"
+VECMATH_VERSION = "2"
 
 # Functions whose accuracy holds when inlined into a caller compiled with `reassoc` (their
 # range reductions use fma calls); fused reductions may only reassociate around these.
@@ -144,6 +147,7 @@ REASSOC_SAFE = frozenset({"exp_f32", "exp_f64", "fmaximum", "fminimum"})
 
 VECMATH = {
     "exp": ("exp_f32", "exp_f64"),
+    "exp2": ("exp2_f32", "exp2_f64"),
     "expm1": ("expm1_f32", "expm1_f64"),
     "log": ("log_f32", "log_f64"),
     "log1p": ("log1p_f32", "log1p_f64"),
@@ -361,6 +365,14 @@ _LN2LO64 = 5.497923018708371e-14
 _EXP_HI32, _EXP_LO32 = _f4(89.0), _f4(-104.0)        # -> inf / -> 0
 _EXP_HI64, _EXP_LO64 = 710.0, -746.0
 _EXPM1_LO32, _EXPM1_LO64 = _f4(-30.0), -40.0        # -> -1
+# exp2: at HI the result is inf (2^128, 2^1024); at LO and below it rounds to 0 (half the
+# smallest subnormal, a tie to even)
+_EXP2_HI32, _EXP2_LO32 = _f4(128.0), _f4(-150.0)
+_EXP2_HI64, _EXP2_LO64 = 1024.0, -1075.0
+_LN2_32 = _f4(0.6931472)                # ln2 rounded, and the rest of it
+_LN2TAIL32 = _f4(-1.9046542e-09)
+_LN2_64 = 0.6931471805599453
+_LN2TAIL64 = 2.3190468138462996e-17
 
 # Minimax coefficients (see module docstring).  P[0] is the constant term.
 _EXP32 = (_f4(0.49999994), _f4(0.16666517), _f4(0.041668426), _f4(0.008369118),
@@ -438,16 +450,23 @@ def exp_f32(x):
     # steps of the Cody-Waite reduction into one inexact subtraction
     r = fma(n, -_LN2HI32, xc)                   # exact
     r = fma(n, -_LN2LO32, r)
+    y = _exp_reduced_f32(n, r, _ZERO32)
+    y = y if x > _EXP_LO32 else _ZERO32
+    return y if x == x else x
+
+
+@_vm
+def _exp_reduced_f32(n, r, lo):
+    """2^n e^(r + lo) for an integral float n, |r| <= ln2/2 (plus a little) and lo a
+    correction below r's last bit."""
     p = _E32_4
     p = p * r + _E32_3
     p = p * r + _E32_2
     p = p * r + _E32_1
     p = p * r + _E32_0
-    p = _ONE32 + (r + r * r * p)
+    p = _ONE32 + (r + (r * r * p + lo))
     n1 = rint(n * _HALF32)                      # 2^n = 2^n1 * 2^(n-n1), both normal
-    y = p * _pow2_f32(n1) * _pow2_f32(n - n1)
-    y = y if x > _EXP_LO32 else _ZERO32
-    return y if x == x else x
+    return p * _pow2_f32(n1) * _pow2_f32(n - n1)
 
 
 @_vm
@@ -457,14 +476,15 @@ def exp_f64(x):
     n = rint(xc * _LOG2E64)
     r = fma(n, -_LN2HI64, xc)
     r = fma(n, -_LN2LO64, r)
-    y = _exp_reduced_f64(n, r)
+    y = _exp_reduced_f64(n, r, _ZERO64)
     y = y if x > _EXP_LO64 else _ZERO64
     return y if x == x else x
 
 
 @_vm
-def _exp_reduced_f64(n, r):
-    """2^n e^r for an integral float n and |r| <= ln2/2 (plus a little)."""
+def _exp_reduced_f64(n, r, lo):
+    """2^n e^(r + lo) for an integral float n, |r| <= ln2/2 (plus a little) and lo a
+    correction below r's last bit."""
     p = _E64_9
     p = p * r + _E64_8
     p = p * r + _E64_7
@@ -475,9 +495,43 @@ def _exp_reduced_f64(n, r):
     p = p * r + _E64_2
     p = p * r + _E64_1
     p = p * r + _E64_0
-    p = _ONE64 + (r + r * r * p)
+    p = _ONE64 + (r + (r * r * p + lo))
     n1 = rint(n * _HALF64)
     return p * _pow2_f64(n1) * _pow2_f64(n - n1)
+
+
+# ---------------------------------------------------------------------------
+# exp2
+# ---------------------------------------------------------------------------
+
+
+@_vm
+def exp2_f32(x):
+    """n = rint(x), f = x - n (exact), 2^n e^(f ln2) with f ln2 as a product and its
+    rounding error (fma), so that no bit of f is lost as in exp(x ln2)."""
+    xc = x if x < _EXP2_HI32 else _EXP2_HI32
+    xc = xc if x > _EXP2_LO32 else _ZERO32
+    n = rint(xc)
+    f = xc - n
+    r = f * _LN2_32
+    lo = fma(f, _LN2_32, -r) + f * _LN2TAIL32
+    y = _exp_reduced_f32(n, r, lo)
+    y = y if x > _EXP2_LO32 else _ZERO32
+    return y if x == x else x
+
+
+@_vm
+def exp2_f64(x):
+    """As exp2_f32."""
+    xc = x if x < _EXP2_HI64 else _EXP2_HI64
+    xc = xc if x > _EXP2_LO64 else _ZERO64
+    n = rint(xc)
+    f = xc - n
+    r = f * _LN2_64
+    lo = fma(f, _LN2_64, -r) + f * _LN2TAIL64
+    y = _exp_reduced_f64(n, r, lo)
+    y = y if x > _EXP2_LO64 else _ZERO64
+    return y if x == x else x
 
 
 # ---------------------------------------------------------------------------
@@ -940,7 +994,7 @@ def pow_f64(x, y):
     n = rint(xc * _LOG2E64)
     e = fma(n, -_LN2HI64, xc)
     e = fma(n, -_LN2LO64, e) + pl
-    r = _exp_reduced_f64(n, e)
+    r = _exp_reduced_f64(n, e, _ZERO64)
     r = r if ph > _EXP_LO64 else _ZERO64
     r = _INF64 if ph >= _EXP_HI64 else r
     r = r if ph == ph else ph

@@ -198,6 +198,7 @@ EVAL: dict[Op, Callable] = {
     Op.ABS: lambda n, x: np.abs(x),
     Op.SIGN: lambda n, x: _sign(x),
     Op.EXP: lambda n, x: np.exp(x),
+    Op.EXP2: lambda n, x: np.exp2(x),
     Op.EXPM1: lambda n, x: np.expm1(x),
     Op.LOG: lambda n, x: np.log(x),
     Op.LOG1P: lambda n, x: np.log1p(x),

@@ -214,7 +214,7 @@ RULES = {
     np.fabs: _abs,
     np.sign: _un(Op.SIGN),
     np.exp: _un(Op.EXP),
-    np.exp2: lambda x: B.binary(Op.POW, _const(x, 2), x),
+    np.exp2: _un(Op.EXP2),
     np.expm1: _un(Op.EXPM1),
     np.log: _un(Op.LOG),
     np.log2: _scaled(Op.LOG, 1 / math.log(2)),

@@ -691,3 +691,61 @@ def test_sealed_atan2_in_a_reassociating_sum_equals_the_inlined_function(dt):
     k = _ATAN2_KERNELS[vm.ATAN2[0 if dt == F32 else 1], True]
     ir_text = k.inspect_llvm(k.signatures[0])
     assert _vector_types(ir_text, "float" if dt == F32 else "double") & VECTOR_WIDTHS[dt]
+
+
+# ---------------------------------------------------------------------------
+# fmod / remainder (binary: vm.REMAINDER is np.remainder's; np.fmod reaches it through
+# the front end on |x|, |y|)
+# ---------------------------------------------------------------------------
+
+def apply_binary(fname, x, y, sealed=False):
+    """out[i] = fn(x[i], y[i]), compiled like a generated kernel (`sealed`: the sealed copy,
+    in a loop compiled with `reassoc`)."""
+    fn = getattr(vm, vm.SEALED[fname] if sealed else fname)
+    fastmath = KERNEL_FASTMATH | ({"reassoc"} if sealed else set())
+
+    @numba.njit(error_model="numpy", fastmath=fastmath)
+    def kernel(x, y, out):
+        for i in range(x.shape[0]):
+            out[i] = fn(x[i], y[i])
+
+    out = np.empty_like(x)
+    kernel(x, y, out)
+    return out
+
+
+def fmod_inputs(dt, n=200_000, seed=4):
+    """Quotients below 2^52 (the one-step case), across the whole exponent range of both
+    operands (subnormals, quotients past 2^1000: the scaled steps), either sign, and every
+    pair of special values."""
+    rng = np.random.default_rng(seed)
+    fi = np.finfo(dt)
+    lo, hi = np.log2(float(fi.smallest_subnormal)), float(fi.maxexp) - 1
+    sign = lambda: rng.choice([-1.0, 1.0], n)
+    xs = [rng.uniform(-1e4, 1e4, n), np.exp2(rng.uniform(lo, hi, n)) * sign(),
+          np.arange(-n // 2, n // 2) * 0.5]
+    ys = [rng.uniform(-10, 10, n), np.exp2(rng.uniform(lo, hi, n)) * sign(),
+          np.full(n, 1.5)]
+    sp = [0.0, -0.0, 1.0, -2.5, 7.0, np.inf, -np.inf, np.nan, fi.max, -fi.max, fi.tiny,
+          fi.smallest_subnormal, 3 * fi.smallest_subnormal]
+    gx, gy = np.meshgrid(sp, sp)
+    with np.errstate(all="ignore"):
+        return (np.concatenate(xs + [gx.ravel()]).astype(dt),
+                np.concatenate(ys + [gy.ravel()]).astype(dt))
+
+
+@pytest.mark.parametrize("dt", [F32, F64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", ["fmod", "remainder"])
+def test_fmod_and_remainder_are_numpys_bit_for_bit(name, dt):
+    """Both are exact (no rounding at all), so equal to NumPy's, sign of zero included,
+    and remainder's sealed copy (a reassociating reduction's) gives the same bits."""
+    x, y = fmod_inputs(dt)
+    fname = f"{name}_{'f32' if dt == F32 else 'f64'}"
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(x, y)
+    sealed = [apply_binary(fname, x, y, sealed=True)] if fname in vm.SEALED else []
+    for got in [apply_binary(fname, x, y)] + sealed:
+        same = (got == want) & (np.signbit(got) == np.signbit(want)) | \
+            np.isnan(got) & np.isnan(want)
+        i = int(np.argmin(same))
+        assert same.all(), f"{fname}({x[i]!r}, {y[i]!r}) = {got[i]!r}, NumPy {want[i]!r}"

@@ -97,7 +97,8 @@ _ALLOC_DIGEST = hashlib.sha256(
 _COMPLEX_MATH_DIGEST = hashlib.sha256(
     inspect.getsource(complex_math).encode()).hexdigest()[:12]
 _VECMATH_NAMES = {name for pair in templates.VECMATH.values() for name in pair} | {
-    "fmaximum", "fminimum"} | set(templates.POW) | set(templates.ATAN2)
+    "fmaximum", "fminimum"} | set(templates.POW) | set(templates.ATAN2) | \
+    set(templates.REMAINDER)
 
 
 class _Codegen:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..ir import Op
 
-from .vecmath import ATAN2, POW, VECMATH
+from .vecmath import ATAN2, POW, REMAINDER, VECMATH
 
 CAST = {"bool": "np.bool_", "int8": "np.int8", "int16": "np.int16", "int32": "np.int32",
         "int64": "np.int64", "uint8": "np.uint8", "uint16": "np.uint16",
@@ -22,7 +22,7 @@ CAST = {"bool": "np.bool_", "int8": "np.int8", "int16": "np.int16", "int32": "np
 _LIBM = {Op.EXP: "math.exp", Op.EXP2: "np.exp2", Op.EXPM1: "math.expm1", Op.LOG: "math.log",
          Op.LOG1P: "math.log1p", Op.TANH: "math.tanh", Op.SIN: "math.sin",
          Op.COS: "math.cos", Op.ERF: "math.erf"}
-_BINARY_VECMATH = {Op.POW: POW, Op.ATAN2: ATAN2}
+_BINARY_VECMATH = {Op.POW: POW, Op.ATAN2: ATAN2, Op.REM: REMAINDER}
 _VECMATH_NAME = {Op.EXP: "exp", Op.EXP2: "exp2", Op.EXPM1: "expm1", Op.LOG: "log", Op.LOG1P: "log1p",
                  Op.TANH: "tanh", Op.SIN: "sin", Op.COS: "cos", Op.ERF: "erf"}
 
@@ -84,7 +84,9 @@ def expression(op: Op, dtype: np.dtype, operands: list[str], operand_dtype: np.d
         if entry and is_float:
             return f"{entry[0] if operand_dtype == np.float32 else entry[1]}({operands[0]})"
         return f"{CAST[dtype.name]}({_LIBM[op]}({operands[0]}))"
-    if op in _BINARY_VECMATH and is_float:       # vectorize; `**`, math.atan2: scalar libm
+    # pow, atan2: vectorize (`**`, math.atan2: scalar libm); remainder: exact in one fma
+    # where the quotient is below 2^52 (Numba's `%`: an frem per element, libm's fmod)
+    if op in _BINARY_VECMATH and is_float:
         pair = _BINARY_VECMATH[op]
         name = pair[0] if operand_dtype == np.float32 else pair[1]
         return convert(f"{name}({operands[0]}, {operands[1]})", operand_dtype, dtype)

@@ -121,6 +121,8 @@ generator should put a version string, e.g. ``VECMATH_VERSION``, into the
 generated source).
 """
 
+import math
+
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
@@ -135,6 +137,7 @@ __all__ = [
     "log1p_f32", "log1p_f64", "tanh_f32", "tanh_f64", "sigmoid_f32",
     "sigmoid_f64", "sin_f32", "sin_f64", "cos_f32", "cos_f64", "erf_f32",
     "erf_f64", "POW", "pow_f32", "pow_f64", "ATAN2", "atan2_f32", "atan2_f64",
+    "REMAINDER", "fmod_f32", "fmod_f64", "remainder_f32", "remainder_f64",
 ]
 
 # Bump when any function's numerics change (generated sources embed it so the
@@ -160,6 +163,7 @@ VECMATH = {
 # The binary functions: float32 and float64 power (NumPy's np.power on floats) and atan2.
 POW = ("pow_f32", "pow_f64")
 ATAN2 = ("atan2_f32", "atan2_f64")
+REMAINDER = ("remainder_f32", "remainder_f64")       # np.remainder, np.mod on floats
 
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
@@ -1156,6 +1160,69 @@ def atan2_f64(y, x):
 
 
 # ---------------------------------------------------------------------------
+# fmod / remainder
+# ---------------------------------------------------------------------------
+_TWO52_64 = 2.0 ** 52
+
+
+@_vm
+def _fmod_step_f64(ax, ay):
+    """ax - t ay, t = floor(ax / ay), for ax / ay < 2^53: exact.  fl(ax / ay) is at most
+    one above the true quotient's floor, and ax - t ay is then -ay < r < 0 (representable:
+    ay's unit and below ay); fma rounds the exact value once, i.e. not at all."""
+    t = np.floor(ax / ay)
+    r = fma(-t, ay, ax)
+    return r + ay if r < _ZERO64 else r
+
+
+@_vm
+def _fmod_abs_f64(ax, ay):
+    """C's fmod for ax, ay >= 0, exact.  The common case (a quotient below 2^52) is one
+    step; a larger one takes steps of 52 bits against ay scaled by a power of two."""
+    if ax / ay < _TWO52_64 and ay < _INF64:
+        return _fmod_step_f64(ax, ay)
+    if not (ax < _INF64) or not (ay > _ZERO64):      # inf, nan, a zero divisor
+        return _NAN64
+    if ay == _INF64:
+        return ax
+    while ax >= ay:
+        k = math.frexp(ax)[1] - math.frexp(ay)[1] - 52
+        ax = _fmod_step_f64(ax, math.ldexp(ay, k) if k > 0 else ay)
+    return ax
+
+
+@_vm
+def fmod_f64(x, y):
+    return np.copysign(_fmod_abs_f64(abs(x), abs(y)), x)
+
+
+@_vm
+def fmod_f32(x, y):
+    """In float64: every float32 quotient below 2^52 is one step, and the result is exact,
+    so converting it back rounds nothing."""
+    r = _fmod_abs_f64(np.float64(abs(x)), np.float64(abs(y)))
+    return np.copysign(np.float32(r), x)
+
+
+@_vm
+def remainder_f64(x, y):
+    """np.remainder: fmod moved into y's sign (a zero takes y's sign), as NumPy's
+    npy_divmod."""
+    m = fmod_f64(x, y)
+    if m == _ZERO64:
+        return np.copysign(_ZERO64, y)
+    return m + y if (m < _ZERO64) != (y < _ZERO64) else m
+
+
+@_vm
+def remainder_f32(x, y):
+    m = fmod_f32(x, y)
+    if m == _ZERO32:
+        return np.copysign(_ZERO32, y)
+    return m + y if (m < _ZERO32) != (y < _ZERO32) else m
+
+
+# ---------------------------------------------------------------------------
 # Sealed copies for callers compiled with `reassoc` (see the module docstring).
 # ---------------------------------------------------------------------------
 _sealed = njit(error_model="numpy", fastmath={"nsz", "contract"}, cache=True)
@@ -1208,7 +1275,7 @@ def sealed_atan2_f64(y, x):
 
 def _seal_all() -> dict[str, str]:
     sealed = {}
-    for pair in list(VECMATH.values()) + [POW, ATAN2]:
+    for pair in list(VECMATH.values()) + [POW, ATAN2, REMAINDER]:
         for name in pair:
             if f"sealed_{name}" not in globals():
                 globals()[f"sealed_{name}"] = _sealed(globals()[name].py_func)

@@ -78,7 +78,8 @@ def sample_program(rng, diff):
 
 DIFFERENTIAL_PROGRAMS = 30
 
-FLOAT_UNARY = ["negate", "abs", "sign", "exponential", "exponential-minus-one", "log",
+FLOAT_UNARY = ["negate", "abs", "sign", "exponential", "exponential-base-two",
+               "exponential-minus-one", "log",
                "log-plus-one", "sqrt", "rsqrt", "tanh", "sine", "cosine", "erf", "floor",
                "ceil", "round-nearest-even"]
 FLOAT_BINARY = ["add", "subtract", "multiply", "divide", "floor-divide", "remainder", "power",

@@ -170,6 +170,8 @@ def expression(op: Op, dtype: np.dtype, operands: list[str], operand_dtype: np.d
         return f"{cast}(_atan2({operands[0]}, {operands[1]}))"
     if op is Op.POW and operand_dtype.kind == "f":     # the device's pow, not vecmath's
         return f"{cast}({operands[0]} ** {operands[1]})"
+    if op is Op.REM and operand_dtype.kind == "f":     # the device's fmod, not vecmath's
+        return f"({operands[0]} % {operands[1]})"
     return templates.expression(op, dtype, operands, operand_dtype)
 
 
@@ -231,7 +233,7 @@ class _CudaCodegen(_Codegen):
     def value_steps(self, node: Node, idx: tuple[str, ...], cache: dict):
         if node is self.k.dot and self.dot_var is not None:
             return self.dot_var
-        if node.op in _UNARY_MATH or node.op in (Op.RSQRT, Op.ATAN2, Op.POW):
+        if node.op in _UNARY_MATH or node.op in (Op.RSQRT, Op.ATAN2, Op.POW, Op.REM):
             key = (id(node), idx)
             if key in cache:
                 return cache[key]

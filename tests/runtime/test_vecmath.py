@@ -24,11 +24,13 @@ KERNEL_FASTMATH = set(BASE_FASTMATH)
 F32, F64 = np.float32, np.float64
 
 # Max ULP error allowed (measured maximum on the dev machine + 1 for slack;
-# measured: f32 exp/exp2/expm1/log/log1p/erf 1, tanh/sigmoid/sin/cos 2;
-# f64 exp/exp2/log/log1p/sin/erf 1, expm1/tanh/sigmoid/cos 2).
+# measured: f32 exp/exp2/expm1/log/log1p/erf/acos 1, tanh/sigmoid/sin/cos/asin 2, tan 3;
+# f64 exp/exp2/log/log1p/sin/erf/acos 1, expm1/tanh/sigmoid/cos/asin 2, tan 3).  asin's
+# 2: near |x| = 1/2, pi/2 - 2 asin(s) cancels a bit; NumPy's float32 arcsin: 3.
 ULP_BOUND = {
     "exp": (2, 2), "exp2": (2, 2), "expm1": (2, 3), "log": (2, 2), "log1p": (2, 2),
     "tanh": (3, 3), "sigmoid": (3, 3), "sin": (3, 2), "cos": (3, 3), "erf": (2, 2),
+    "tan": (4, 4), "asin": (3, 3), "acos": (2, 2),
 }
 
 _KERNELS = {}
@@ -85,6 +87,9 @@ def _sigmoid(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
+_NUMPY_NAME = {"asin": "arcsin", "acos": "arccos"}
+
+
 def reference(name, x):
     with np.errstate(all="ignore"):
         if x.dtype == F32:
@@ -94,7 +99,7 @@ def reference(name, x):
             elif name == "sigmoid":
                 r = _sigmoid(xd)
             else:
-                r = getattr(np, name)(xd)
+                r = getattr(np, _NUMPY_NAME.get(name, name))(xd)
             return r.astype(F32)
         if name == "erf":
             try:
@@ -106,7 +111,7 @@ def reference(name, x):
                               else math.erf(v), 1, 1)
             return f(x).astype(F64)
         xl = x.astype(np.longdouble)
-        r = _sigmoid(xl) if name == "sigmoid" else getattr(np, name)(xl)
+        r = _sigmoid(xl) if name == "sigmoid" else getattr(np, _NUMPY_NAME.get(name, name))(xl)
         return r.astype(F64)
 
 
@@ -162,6 +167,14 @@ def inputs(name, dt):
         sp = sp[~(np.abs(sp) > tmax)]
         parts = [_dense(-1e4, 1e4), _dense(-10, 10, seed=2),
                  _dense(-tmax, tmax, n=20_001, seed=3)]
+    elif name == "tan":
+        tmax = vm.TRIG_MAX_F32 if is32 else vm.TRIG_MAX_F64
+        sp = sp[~(np.abs(sp) > tmax)]
+        parts = [_dense(-10, 10), _dense(-1e4, 1e4, seed=2),
+                 np.pi / 2 + np.geomspace(1e-7, 1e-3, 200)]   # near the poles
+    elif name in ("asin", "acos"):      # |x| > 1 among the specials: nan
+        ends = 1 - np.geomspace(1e-16 if not is32 else 1e-7, 0.5, 2000)
+        parts = [_dense(-1, 1), ends, -ends, np.geomspace(1e-30, 0.5, 2000)]
     elif name == "erf":
         parts = [_dense(-5, 5) if is32 else _dense(-7, 7, n=10_001)]
         if not is32:
@@ -212,6 +225,11 @@ SPECIAL_CASES = {
     "cos": [(_NAN, _NAN), (_INF, _NAN), (-_INF, _NAN), (0.0, 1.0)],
     "erf": [(_NAN, _NAN), (_INF, 1.0), (-_INF, -1.0), (0.0, 0.0), (10.0, 1.0),
             (-10.0, -1.0)],
+    "tan": [(_NAN, _NAN), (_INF, _NAN), (-_INF, _NAN), (0.0, 0.0)],
+    "asin": [(_NAN, _NAN), (_INF, _NAN), (1.5, _NAN), (-1.5, _NAN), (0.0, 0.0),
+             (1.0, np.pi / 2), (-1.0, -np.pi / 2)],
+    "acos": [(_NAN, _NAN), (-_INF, _NAN), (1.5, _NAN), (-1.5, _NAN), (1.0, 0.0),
+             (-1.0, np.pi), (0.0, np.pi / 2)],
 }
 
 
@@ -306,7 +324,7 @@ def test_ulp_distance_helper():
 
 def test_callable_from_python_and_table():
     assert set(vm.VECMATH) == {"exp", "exp2", "expm1", "log", "log1p", "tanh", "sigmoid",
-                               "sin", "cos", "erf"}
+                               "sin", "cos", "tan", "asin", "acos", "erf"}
     for name, (n32, n64) in vm.VECMATH.items():
         assert callable(getattr(vm, n32)) and callable(getattr(vm, n64))
     assert vm.exp_f64(1.0) == pytest.approx(math.e, rel=1e-15)

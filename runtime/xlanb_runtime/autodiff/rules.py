@@ -171,6 +171,26 @@ def _cos(g, node, x):                         # d cos x = -sin x dx
     return (neg(mul(g, B.unary(Op.SIN, x))),)
 
 
+@vjp(Op.TAN)
+def _tan(g, node, x):                         # d tan x = (1 + tan^2 x) dx
+    return (mul(g, add(full(node, 1), mul(node, node))),)
+
+
+def _inverse_root(x):                         # 1 / sqrt((1 - x)(1 + x))
+    one = full(x, 1)
+    return div(one, B.unary(Op.SQRT, mul(sub(one, x), add(one, x))))
+
+
+@vjp(Op.ASIN)
+def _asin(g, node, x):                        # d asin x = dx / sqrt(1 - x^2)
+    return (mul(g, _inverse_root(x)),)
+
+
+@vjp(Op.ACOS)
+def _acos(g, node, x):                        # d acos x = -dx / sqrt(1 - x^2)
+    return (neg(mul(g, _inverse_root(x))),)
+
+
 @vjp(Op.ERF)
 def _erf(g, node, x):                         # d erf x = 2/sqrt(pi) e^(-x^2) dx
     gauss = B.unary(Op.EXP, neg(mul(x, x)))

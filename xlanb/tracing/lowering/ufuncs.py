@@ -170,12 +170,6 @@ def _angle_scale(x, numerator, denominator):
     return B.binary(Op.MUL, x, _const(x, kind(numerator) / kind(denominator)))
 
 
-def _one_minus_square_root(x):
-    """sqrt(1 - x^2) as sqrt((1 - x)(1 + x)): no cancellation near |x| = 1."""
-    return B.unary(Op.SQRT, B.binary(Op.MUL, B.binary(Op.SUB, _const(x, 1), x),
-                                     B.binary(Op.ADD, _const(x, 1), x)))
-
-
 def _log_of_large(a):
     """log(2a), for a past 1e8 where a*a would lose or overflow: asinh(a) ~ acosh(a)."""
     return B.binary(Op.ADD, B.unary(Op.LOG, a), _const(a, math.log(2)))
@@ -226,10 +220,10 @@ RULES = {
     np.tanh: _un(Op.TANH),
     np.sin: _un(Op.SIN),
     np.cos: _un(Op.COS),
-    np.tan: lambda x: B.binary(Op.DIV, B.unary(Op.SIN, x), B.unary(Op.COS, x)),
+    np.tan: _un(Op.TAN),
     np.arctan: lambda x: B.binary(Op.ATAN2, x, _const(x, 1)),
-    np.arcsin: lambda x: B.binary(Op.ATAN2, x, _one_minus_square_root(x)),
-    np.arccos: lambda x: B.binary(Op.ATAN2, _one_minus_square_root(x), x),
+    np.arcsin: _un(Op.ASIN),
+    np.arccos: _un(Op.ACOS),
     np.sinh: _hyperbolic(cosine=False),
     np.cosh: _hyperbolic(cosine=True),
     np.arcsinh: _arcsinh,

@@ -11,6 +11,7 @@ import xlanb_runtime
 from xlanb_runtime import flags
 from xlanb_runtime.codegen import thread_calibration
 from xlanb_runtime.ir import Graph, Op, builder as B
+from tolerance import assert_close
 
 SIZE = 1 << 16
 
@@ -112,3 +113,57 @@ def test_scans_split_their_independent_rows(shape, axis, expensive, split):
     x = np.random.default_rng(0).uniform(-1, 1, shape)
     expected = np.cumsum(np.exp(x) if expensive else x, axis=axis)
     np.testing.assert_allclose(executable.run([x])[0], expected, rtol=1e-12)
+
+
+def test_nonnegative_index_turns_gathers_into_vector_loads():
+    """A loop from a start LLVM cannot see (a prange body's) keeps NumPy's negative-index
+    wraparound on every access and vectorizes into gathers, if at all; with the index
+    stated non-negative the accesses are plain vector loads, as in `range(n)`."""
+    import re
+    from xlanb_runtime.codegen.hints import nonnegative
+
+    def stencil(hinted):
+        @numba.njit(error_model="numpy", fastmath={"nsz", "contract", "afn"})
+        def kernel(a, out, lo, hi):
+            for i in range(lo, hi):
+                if hinted:
+                    i = nonnegative(i)
+                out[i] = a[i] + a[i + 1] * np.float32(2) + a[i + 2]
+        return kernel
+
+    a = np.random.default_rng(1).uniform(-1, 1, 1002).astype(np.float32)
+    want = a[:-2] + a[1:-1] * np.float32(2) + a[2:]
+    for hinted in (False, True):
+        kernel, out = stencil(hinted), np.zeros(1000, np.float32)
+        kernel(a, out, 0, 1000)
+        np.testing.assert_array_equal(out, want)
+    ir_text = kernel.inspect_llvm(kernel.signatures[0])
+    assert "masked.gather" not in ir_text
+    assert re.search(r"load <\d+ x float>", ir_text), "the hinted loop did not vectorize"
+
+
+@pytest.mark.parametrize("reduce", [False, True])
+def test_parallel_loop_bodies_state_their_index_nonnegative(reduce):
+    """Every prange body of a generated kernel starts with `i = nonnegative(i)` (and asks
+    for wide vectors again where the kernel computes vecmath functions: its own function
+    to LLVM), and computes NumPy's answer on two threads."""
+    import re
+    n = 1 << 16
+    x = B.parameter(0, (n + 2,), np.float32)
+    taps = [B.slice_(x, [(k, n + k, 1)]) for k in range(3)]
+    value = B.binary(Op.ADD, B.binary(Op.ADD, taps[0], taps[1]), B.unary(Op.EXP, taps[2]))
+    out = B.reduce(value, "sum", (0,)) if reduce else value
+    with flags.overriding(xla_cpu_threads=2, xla_cpu_parallel_min_elements=1024):
+        executable = xlanb_runtime.compile(Graph([x], [out], "taps"))
+    a = np.random.default_rng(2).uniform(-1, 1, n + 2).astype(np.float32)
+    want = a[:-2] + a[1:-1] + np.exp(a[2:])
+    got = executable.run([a])[0]
+    assert_close(got, want.astype(np.float64).sum() if reduce else want,
+                 n=n if reduce else 1)
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        return
+    source = "\n".join(k.source for k in executable.kernels)
+    loops = re.findall(r"for (\w+) in numba\.prange\(.*\):\n\s*(\w+) = nonnegative\((\w+)\)"
+                       r"\n\s*prefer_wide_vectors\(\)", source)
+    assert loops and len(loops) == source.count("numba.prange")
+    assert all(a == b == c for a, b, c in loops)

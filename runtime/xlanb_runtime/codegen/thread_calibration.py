@@ -30,11 +30,12 @@ import numba
 import numpy as np
 
 from . import cache
+from .hints import nonnegative
 
 SIZES = tuple(1 << p for p in range(16, 23, 2))     # 64Ki, 256Ki, 1Mi, 4Mi elements
 MIN_SPEEDUP = 1.15
 ROUNDS = 5
-FORMAT = 2
+FORMAT = 3                  # 3: the parallel loops state their index non-negative
 KINDS = ("map", "reduce")
 
 _measured: dict[str, dict[str, int | None]] = {}
@@ -49,6 +50,7 @@ def _stream_serial(a, b, out):
 @numba.njit(cache=True, nogil=True, error_model="numpy", parallel=True)
 def _stream_parallel(a, b, out):
     for i in numba.prange(a.shape[0]):
+        i = nonnegative(i)                  # as generated parallel kernels state it
         out[i] = a[i] * b[i] + a[i]
 
 
@@ -65,6 +67,7 @@ def _sum_serial(a, b, out):
 def _sum_parallel(a, b, out):
     total = np.float32(0)
     for i in numba.prange(a.shape[0]):
+        i = nonnegative(i)
         total += a[i] * b[i]
     out[0] = total
 

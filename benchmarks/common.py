@@ -21,9 +21,23 @@ def pin_threads(threads: int) -> None:
         os.environ.pop(var, None)
     if threads == 1:
         os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
-    if threads == 1 and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    if hasattr(os, "sched_setaffinity"):
+        _pin_cpus(threads)
     compile_before_first_result()
+
+
+def _pin_cpus(threads: int) -> None:
+    """One thread: the process on one core.  More: on every core again, since a process
+    started by a pinned one (the 2-thread column's subprocess) inherits its one core, and
+    two threads on one core made every parallel kernel lose (and the thread calibration
+    find that threads never win)."""
+    if threads == 1:
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+        return
+    try:
+        os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
+    except OSError:                     # a container's cpuset narrower than cpu_count
+        pass
 
 
 def compile_before_first_result() -> None:

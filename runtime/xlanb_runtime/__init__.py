@@ -3,8 +3,10 @@
 __version__ = "0.1.0"
 
 from .memory import tune_allocator  # noqa: E402
+from .thread_pools import passive_openmp_waits  # noqa: E402
 
 tune_allocator()
+passive_openmp_waits()
 
 from .compiler import CompileOptions, compile  # noqa: E402
 from .executable import CompiledKernel, Executable  # noqa: E402

@@ -35,7 +35,7 @@ from .hints import nonnegative
 SIZES = tuple(1 << p for p in range(16, 23, 2))     # 64Ki, 256Ki, 1Mi, 4Mi elements
 MIN_SPEEDUP = 1.15
 ROUNDS = 5
-FORMAT = 3                  # 3: the parallel loops state their index non-negative
+FORMAT = 4          # 3: parallel loops state their index non-negative; 4: passive waits
 KINDS = ("map", "reduce")
 
 _measured: dict[str, dict[str, int | None]] = {}

@@ -167,3 +167,21 @@ def test_parallel_loop_bodies_state_their_index_nonnegative(reduce):
                        r"\n\s*prefer_wide_vectors\(\)", source)
     assert loops and len(loops) == source.count("numba.prange")
     assert all(a == b == c for a, b, c in loops)
+
+
+@pytest.mark.parametrize("preset,want", [
+    ({}, "PASSIVE"), ({"OMP_WAIT_POLICY": "ACTIVE"}, "ACTIVE"), ({"GOMP_SPINCOUNT": "1000"}, None)])
+def test_openmp_workers_wait_passively_unless_the_user_chose(preset, want):
+    """Spinning OpenMP workers starved OpenBLAS's threads on 2 cores (thread_pools.py):
+    importing the runtime asks for passive waits, before Numba loads its OpenMP pool; a
+    user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT stands."""
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")}
+    env.update(preset)
+    code = "import os, xlanb_runtime; print(os.environ.get('OMP_WAIT_POLICY'))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert out == str(want)

@@ -148,8 +148,8 @@ DEVICE_MATH = {
     "_ceil": ("np.ceil", "math.ceil"), "_atan2": ("np.arctan2", "math.atan2"),
     "_rint_f32": ("np.rint", "libdevice.rintf"), "_rint_f64": ("np.rint", "libdevice.rint"),
 }
-_UNARY_MATH = {Op.EXP: "_exp", Op.EXP2: "_exp2", Op.EXPM1: "_expm1", Op.LOG: "_log", Op.LOG1P: "_log1p",
-               Op.TANH: "_tanh", Op.SIN: "_sin", Op.COS: "_cos", Op.ERF: "_erf",
+_UNARY_MATH = {Op.EXP: "_exp", Op.EXP2: "_exp2", Op.EXPM1: "_expm1", Op.LOG: "_log",
+               Op.LOG1P: "_log1p", Op.TANH: "_tanh", Op.SIN: "_sin", Op.COS: "_cos", Op.ERF: "_erf",
                Op.TAN: "_tan", Op.ASIN: "_asin", Op.ACOS: "_acos",
                Op.SQRT: "_sqrt", Op.FLOOR: "_floor", Op.CEIL: "_ceil", Op.ROUND: "_rint"}
 ATOMIC_ADD_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64,

@@ -118,10 +118,10 @@ class Op(enum.Enum):
         return f"Op.{self.name}"
 
 
-UNARY = frozenset({Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.EXP2, Op.EXPM1, Op.LOG, Op.LOG1P, Op.SQRT,
-                   Op.RSQRT, Op.TANH, Op.SIN, Op.COS, Op.TAN, Op.ASIN, Op.ACOS, Op.ERF,
-                   Op.FLOOR, Op.CEIL, Op.ROUND, Op.NOT, Op.IS_FINITE, Op.REAL, Op.IMAG, Op.CONJ, Op.CONVERT,
-                   Op.ROUND_HALF})
+UNARY = frozenset({Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.EXP2, Op.EXPM1, Op.LOG, Op.LOG1P,
+                   Op.SQRT, Op.RSQRT, Op.TANH, Op.SIN, Op.COS, Op.TAN, Op.ASIN, Op.ACOS,
+                   Op.ERF, Op.FLOOR, Op.CEIL, Op.ROUND, Op.NOT, Op.IS_FINITE, Op.REAL, Op.IMAG,
+                   Op.CONJ, Op.CONVERT, Op.ROUND_HALF})
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOOR_DIV, Op.REM, Op.POW, Op.MAX,
                     Op.MIN, Op.AND, Op.OR, Op.XOR, Op.ATAN2, Op.COMPLEX})
 COMPARE = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
@@ -137,12 +137,13 @@ EXPENSIVE = frozenset({Op.EXP, Op.EXP2, Op.EXPM1, Op.LOG, Op.LOG1P, Op.TANH, Op.
                        Op.TAN, Op.ASIN, Op.ACOS, Op.ERF,
                        Op.POW, Op.ATAN2, Op.DIV, Op.SQRT, Op.RSQRT})
 # Complex operands: ops only complex values have, and ops that complex values lack (no
-# order, no rounding, no bits; expm1/log1p/erf have no complex code here): the builder
+# order, no rounding, no bits; exp2, expm1, log1p, erf, tan, asin and acos have no complex
+# code here: complex_numbers lowers them or calls NumPy's loop): the builder
 # refuses them, and the front end lowers or refuses the NumPy call before it gets there.
 COMPLEX_ONLY = frozenset({Op.REAL, Op.IMAG, Op.CONJ})     # complex operands (COMPLEX: floats)
-REAL_ONLY = frozenset({Op.SIGN, Op.EXP2, Op.EXPM1, Op.TAN, Op.ASIN, Op.ACOS, Op.LOG1P, Op.ERF, Op.FLOOR, Op.CEIL, Op.ROUND,
-                       Op.ROUND_HALF,
-                       Op.NOT, Op.FLOOR_DIV, Op.REM, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR,
+REAL_ONLY = frozenset({Op.SIGN, Op.EXP2, Op.EXPM1, Op.TAN, Op.ASIN, Op.ACOS, Op.LOG1P,
+                       Op.ERF, Op.FLOOR, Op.CEIL, Op.ROUND, Op.ROUND_HALF, Op.NOT,
+                       Op.FLOOR_DIV, Op.REM, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR,
                        Op.ATAN2, Op.LT, Op.LE, Op.GT, Op.GE})
 REDUCE_KINDS = ("sum", "max", "min", "prod", "any", "all")
 ARGREDUCE_KINDS = ("argmax", "argmin")

@@ -42,7 +42,7 @@ UFUNCS = {
     Op.NEG: "negative", Op.ABS: "absolute", Op.EXP: "exp", Op.EXP2: "exp2", Op.EXPM1: "expm1",
     Op.LOG: "log", Op.LOG1P: "log1p", Op.SQRT: "sqrt", Op.TANH: "tanh", Op.SIN: "sin",
     Op.COS: "cos", Op.TAN: "tan", Op.ASIN: "arcsin", Op.ACOS: "arccos", Op.FLOOR: "floor",
-    Op.CEIL: "ceil", Op.NOT: "invert",
+    Op.SINH: "sinh", Op.COSH: "cosh", Op.CEIL: "ceil", Op.NOT: "invert",
     Op.IS_FINITE: "isfinite", Op.CONJ: "conjugate", Op.ADD: "add", Op.SUB: "subtract",
     Op.MUL: "multiply", Op.POW: "power", Op.MAX: "maximum", Op.MIN: "minimum",
     Op.AND: "bitwise_and", Op.OR: "bitwise_or", Op.XOR: "bitwise_xor", Op.ATAN2: "arctan2",

@@ -57,6 +57,8 @@ CASES = {
     Op.TAN: (u(Op.TAN), [(S, (-1.0, 1.0))]),
     Op.ASIN: (u(Op.ASIN), [(S, (-0.9, 0.9))]),
     Op.ACOS: (u(Op.ACOS), [(S, (-0.9, 0.9))]),
+    Op.SINH: (u(Op.SINH), [(S, ANY)]),
+    Op.COSH: (u(Op.COSH), [(S, ANY)]),
     Op.ERF: (u(Op.ERF), [(S, ANY)]),
     Op.ADD: (b(Op.ADD), [(S, ANY), (S, ANY)]),
     Op.SUB: (b(Op.SUB), [(S, ANY), (S, ANY)]),

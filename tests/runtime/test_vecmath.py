@@ -30,7 +30,7 @@ F32, F64 = np.float32, np.float64
 ULP_BOUND = {
     "exp": (2, 2), "exp2": (2, 2), "expm1": (2, 3), "log": (2, 2), "log1p": (2, 2),
     "tanh": (3, 3), "sigmoid": (3, 3), "sin": (3, 2), "cos": (3, 3), "erf": (2, 2),
-    "tan": (4, 4), "asin": (3, 3), "acos": (2, 2),
+    "tan": (4, 4), "asin": (3, 3), "acos": (2, 2), "sinh": (3, 3), "cosh": (3, 3),
 }
 
 _KERNELS = {}
@@ -175,6 +175,9 @@ def inputs(name, dt):
     elif name in ("asin", "acos"):      # |x| > 1 among the specials: nan
         ends = 1 - np.geomspace(1e-16 if not is32 else 1e-7, 0.5, 2000)
         parts = [_dense(-1, 1), ends, -ends, np.geomspace(1e-30, 0.5, 2000)]
+    elif name in ("sinh", "cosh"):      # to overflow and past it: the |x|/2 branch
+        parts = [_dense(-90, 90) if is32 else _dense(-711, 711), _dense(-2, 2, seed=3),
+                 np.geomspace(1e-30, 1, 2000)]
     elif name == "erf":
         parts = [_dense(-5, 5) if is32 else _dense(-7, 7, n=10_001)]
         if not is32:
@@ -230,6 +233,9 @@ SPECIAL_CASES = {
              (1.0, np.pi / 2), (-1.0, -np.pi / 2)],
     "acos": [(_NAN, _NAN), (-_INF, _NAN), (1.5, _NAN), (-1.5, _NAN), (1.0, 0.0),
              (-1.0, np.pi), (0.0, np.pi / 2)],
+    "sinh": [(_NAN, _NAN), (_INF, _INF), (-_INF, -_INF), (0.0, 0.0), (1000.0, _INF),
+             (-1000.0, -_INF)],
+    "cosh": [(_NAN, _NAN), (_INF, _INF), (-_INF, _INF), (0.0, 1.0), (-1000.0, _INF)],
 }
 
 
@@ -324,7 +330,7 @@ def test_ulp_distance_helper():
 
 def test_callable_from_python_and_table():
     assert set(vm.VECMATH) == {"exp", "exp2", "expm1", "log", "log1p", "tanh", "sigmoid",
-                               "sin", "cos", "tan", "asin", "acos", "erf"}
+                               "sin", "cos", "tan", "asin", "acos", "sinh", "cosh", "erf"}
     for name, (n32, n64) in vm.VECMATH.items():
         assert callable(getattr(vm, n32)) and callable(getattr(vm, n64))
     assert vm.exp_f64(1.0) == pytest.approx(math.e, rel=1e-15)

@@ -191,6 +191,16 @@ def _acos(g, node, x):                        # d acos x = -dx / sqrt(1 - x^2)
     return (neg(mul(g, _inverse_root(x))),)
 
 
+@vjp(Op.SINH)
+def _sinh(g, node, x):                        # d sinh x = cosh x dx
+    return (mul(g, B.unary(Op.COSH, x)),)
+
+
+@vjp(Op.COSH)
+def _cosh(g, node, x):                        # d cosh x = sinh x dx
+    return (mul(g, B.unary(Op.SINH, x)),)
+
+
 @vjp(Op.ERF)
 def _erf(g, node, x):                         # d erf x = 2/sqrt(pi) e^(-x^2) dx
     gauss = B.unary(Op.EXP, neg(mul(x, x)))

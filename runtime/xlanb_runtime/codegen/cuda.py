@@ -143,14 +143,16 @@ DEVICE_MATH = {
     "_tanh": ("np.tanh", "math.tanh"), "_sin": ("np.sin", "math.sin"),
     "_cos": ("np.cos", "math.cos"), "_erf": ("math.erf", "math.erf"),
     "_tan": ("np.tan", "math.tan"), "_asin": ("np.arcsin", "math.asin"),
-    "_acos": ("np.arccos", "math.acos"),
+    "_acos": ("np.arccos", "math.acos"), "_sinh": ("np.sinh", "math.sinh"),
+    "_cosh": ("np.cosh", "math.cosh"),
     "_sqrt": ("np.sqrt", "math.sqrt"), "_floor": ("np.floor", "math.floor"),
     "_ceil": ("np.ceil", "math.ceil"), "_atan2": ("np.arctan2", "math.atan2"),
     "_rint_f32": ("np.rint", "libdevice.rintf"), "_rint_f64": ("np.rint", "libdevice.rint"),
 }
 _UNARY_MATH = {Op.EXP: "_exp", Op.EXP2: "_exp2", Op.EXPM1: "_expm1", Op.LOG: "_log",
                Op.LOG1P: "_log1p", Op.TANH: "_tanh", Op.SIN: "_sin", Op.COS: "_cos", Op.ERF: "_erf",
-               Op.TAN: "_tan", Op.ASIN: "_asin", Op.ACOS: "_acos",
+               Op.TAN: "_tan", Op.ASIN: "_asin", Op.ACOS: "_acos", Op.SINH: "_sinh",
+               Op.COSH: "_cosh",
                Op.SQRT: "_sqrt", Op.FLOOR: "_floor", Op.CEIL: "_ceil", Op.ROUND: "_rint"}
 ATOMIC_ADD_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64,
                                            np.uint32, np.uint64)}

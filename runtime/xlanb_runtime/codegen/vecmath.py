@@ -51,6 +51,8 @@ Differences from NumPy: the sign of a zero result is not always kept
            quadrant chosen with float compares (no int conversion).  Accurate for
            |x| <= TRIG_MAX_F32 / TRIG_MAX_F64; beyond that the result stays in
            [-1, 1] but is NOT accurate (no Payne-Hanek reduction).
+* sinh/cosh: one exponential of |x| (expm1 for sinh), (m + m/(m+1))/2 and (e + 1/e)/2,
+           past 88 / 709 of |x|/2 squared (no early overflow).
 * tan:     sin r / cos r (or -cos r / sin r in an odd quadrant) from sin/cos's reduction.
 * asin:    |x| <= 1/2: x + x z P(z), z = x^2; past it pi/2 - 2 asin(s), s = sqrt((1-|x|)/2),
            the same P on z = s^2 <= 1/4.  acos: pi/2 - asin x, 2 asin(s), pi - 2 asin(s).
@@ -91,6 +93,8 @@ compiled without any fastmath flag gives the same maxima on the test grids.
     sin        2     1      |x| <= TRIG_MAX_F32 = 2^20 / TRIG_MAX_F64 = 2^40
     cos        2     2      (beyond that: bounded by 1, not accurate)
     tan        3     3      (the same domain; sin r / cos r, one division)
+    sinh       2     2
+    cosh       2     2
     asin       2     2      (near |x| = 1/2, pi/2 - 2 asin(s) cancels a bit)
     acos       1     1
     erf        1     1
@@ -143,7 +147,8 @@ __all__ = [
     "exp_f32", "exp_f64", "exp2_f32", "exp2_f64", "expm1_f32", "expm1_f64", "log_f32", "log_f64",
     "log1p_f32", "log1p_f64", "tanh_f32", "tanh_f64", "sigmoid_f32",
     "sigmoid_f64", "sin_f32", "sin_f64", "cos_f32", "cos_f64", "tan_f32", "tan_f64",
-    "asin_f32", "asin_f64", "acos_f32", "acos_f64", "erf_f32",
+    "asin_f32", "asin_f64", "acos_f32", "acos_f64", "sinh_f32", "sinh_f64", "cosh_f32",
+    "cosh_f64", "erf_f32",
     "erf_f64", "POW", "pow_f32", "pow_f64", "ATAN2", "atan2_f32", "atan2_f64",
     "REMAINDER", "fmod_f32", "fmod_f64", "remainder_f32", "remainder_f64",
 ]
@@ -167,6 +172,8 @@ VECMATH = {
     "sin": ("sin_f32", "sin_f64"),
     "cos": ("cos_f32", "cos_f64"),
     "tan": ("tan_f32", "tan_f64"),
+    "sinh": ("sinh_f32", "sinh_f64"),
+    "cosh": ("cosh_f32", "cosh_f64"),
     "asin": ("asin_f32", "asin_f64"),
     "acos": ("acos_f32", "acos_f64"),
     "erf": ("erf_f32", "erf_f64"),
@@ -595,6 +602,53 @@ def expm1_f64(x):
     h = _pow2_f64(n - _ONE64)
     y = (h * pm1 + (h - _HALF64)) * _TWO64
     return y if x == x else x
+
+
+# ---------------------------------------------------------------------------
+# sinh / cosh
+# ---------------------------------------------------------------------------
+# Past NEAR, e^|x| alone overflows before the result does (and e^-|x| no longer counts):
+# the exponential is of |x|/2 instead, and the result h * (h / 2).
+_HYP_NEAR32, _HYP_NEAR64 = _f4(88.0), 709.0
+
+
+@_vm
+def cosh_f32(x):
+    """(e + 1/e) / 2, e = e^|x|: one exponential and a division (e^|x| and e^-|x| apart
+    ran at 0.3-0.45x NumPy's SIMD cosh)."""
+    a = abs(x)
+    small = a < _HYP_NEAR32
+    e = exp_f32(a if small else a * _HALF32)
+    return (e + _ONE32 / e) * _HALF32 if small else e * (e * _HALF32)
+
+
+@_vm
+def cosh_f64(x):
+    a = abs(x)
+    small = a < _HYP_NEAR64
+    e = exp_f64(a if small else a * _HALF64)
+    return (e + _ONE64 / e) * _HALF64 if small else e * (e * _HALF64)
+
+
+@_vm
+def sinh_f32(x):
+    """(m + m / (m + 1)) / 2, m = expm1(|x|) (exact for small |x|), x's sign."""
+    a = abs(x)
+    small = a < _HYP_NEAR32
+    m = expm1_f32(a if small else a * _HALF32)
+    h = m + _ONE32
+    r = (m + m / h) * _HALF32 if small else h * (h * _HALF32)
+    return -r if x < _ZERO32 else r
+
+
+@_vm
+def sinh_f64(x):
+    a = abs(x)
+    small = a < _HYP_NEAR64
+    m = expm1_f64(a if small else a * _HALF64)
+    h = m + _ONE64
+    r = (m + m / h) * _HALF64 if small else h * (h * _HALF64)
+    return -r if x < _ZERO64 else r
 
 
 # ---------------------------------------------------------------------------

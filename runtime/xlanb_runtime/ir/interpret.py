@@ -210,6 +210,8 @@ EVAL: dict[Op, Callable] = {
     Op.TAN: lambda n, x: np.tan(x),
     Op.ASIN: lambda n, x: np.arcsin(x),
     Op.ACOS: lambda n, x: np.arccos(x),
+    Op.SINH: lambda n, x: np.sinh(x),
+    Op.COSH: lambda n, x: np.cosh(x),
     Op.ERF: lambda n, x: _erf(x),
     Op.FLOOR: lambda n, x: np.floor(x),
     Op.CEIL: lambda n, x: np.ceil(x),

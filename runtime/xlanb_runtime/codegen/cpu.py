@@ -1163,7 +1163,7 @@ _PRANGE = re.compile(r"^(\s*)for (\w+) in numba\.prange\(.*\):$")
 def _parallel_bodies(body: str, wide: bool) -> str:
     """Each prange loop's body starts by restating its index as `nonnegative` (hints.py:
     without it every array access keeps NumPy's negative-index wraparound, and the loop ran
-    2-5x slower per thread than the serial one) and, where the kernel asks for 512-bit
+    4-5x slower per thread than the serial one) and, where the kernel asks for 512-bit
     vectors (`wide`), by asking again: Numba compiles a prange body as a function of its
     own, which the kernel's `prefer_wide_vectors()` does not reach (a float32 sum of log
     terms: 2.6 -> 1.7 ms on one thread)."""

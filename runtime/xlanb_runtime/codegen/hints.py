@@ -5,12 +5,12 @@ Numba indexes arrays with signed integers, so every `a[i]` carries NumPy's wrapa
 select of `i + len(a)` when `i < 0`.  In `for i in range(n)` LLVM sees that `i` starts at 0
 and drops the select.  A `numba.prange` loop runs inside a gufunc from a schedule's start
 that LLVM knows nothing of, so each access keeps its select, and the loop either does not
-vectorize or vectorizes into gathers.  One thread running a parallel kernel was 2-5x slower
+vectorize or vectorizes into gathers.  One thread running a parallel kernel was 4-5x slower
 than the serial kernel (1 thread, 1e6 float32: a 9-tap convolution 0.36 -> 1.97 ms, a
 sigmoid cross-entropy 1.31 -> 6.0 ms), so two threads lost to one.  `nonnegative(i)` at the
 top of the loop body states `i >= 0` (`llvm.assume`); the selects fold and the body
-compiles as the serial loop's does: the convolution's parallel kernel on one thread ran at
-the serial kernel's speed, on two in half its time.
+compiles as the serial loop's does: the convolution's parallel kernel took 0.365 ms on one
+thread and 0.29 ms on two (memory bound), against the serial kernel's 0.36.
 """
 from __future__ import annotations
 

@@ -201,6 +201,28 @@ def _cosh(g, node, x):                        # d cosh x = sinh x dx
     return (mul(g, B.unary(Op.SINH, x)),)
 
 
+@vjp(Op.ATAN)
+def _atan(g, node, x):                        # d atan x = dx / (1 + x^2)
+    return (div(g, add(full(x, 1), mul(x, x))),)
+
+
+@vjp(Op.ASINH)
+def _asinh(g, node, x):                       # d asinh x = dx / sqrt(1 + x^2)
+    return (div(g, B.unary(Op.SQRT, add(full(x, 1), mul(x, x)))),)
+
+
+@vjp(Op.ACOSH)
+def _acosh(g, node, x):                       # d acosh x = dx / sqrt((x - 1)(x + 1))
+    one = full(x, 1)
+    return (div(g, B.unary(Op.SQRT, mul(sub(x, one), add(x, one)))),)
+
+
+@vjp(Op.ATANH)
+def _atanh(g, node, x):                       # d atanh x = dx / ((1 - x)(1 + x))
+    one = full(x, 1)
+    return (div(g, mul(sub(one, x), add(one, x))),)
+
+
 @vjp(Op.ERF)
 def _erf(g, node, x):                         # d erf x = 2/sqrt(pi) e^(-x^2) dx
     gauss = B.unary(Op.EXP, neg(mul(x, x)))

@@ -144,7 +144,9 @@ DEVICE_MATH = {
     "_cos": ("np.cos", "math.cos"), "_erf": ("math.erf", "math.erf"),
     "_tan": ("np.tan", "math.tan"), "_asin": ("np.arcsin", "math.asin"),
     "_acos": ("np.arccos", "math.acos"), "_sinh": ("np.sinh", "math.sinh"),
-    "_cosh": ("np.cosh", "math.cosh"),
+    "_cosh": ("np.cosh", "math.cosh"), "_atan": ("np.arctan", "math.atan"),
+    "_asinh": ("np.arcsinh", "math.asinh"), "_acosh": ("np.arccosh", "math.acosh"),
+    "_atanh": ("np.arctanh", "math.atanh"),
     "_sqrt": ("np.sqrt", "math.sqrt"), "_floor": ("np.floor", "math.floor"),
     "_ceil": ("np.ceil", "math.ceil"), "_atan2": ("np.arctan2", "math.atan2"),
     "_rint_f32": ("np.rint", "libdevice.rintf"), "_rint_f64": ("np.rint", "libdevice.rint"),
@@ -152,7 +154,8 @@ DEVICE_MATH = {
 _UNARY_MATH = {Op.EXP: "_exp", Op.EXP2: "_exp2", Op.EXPM1: "_expm1", Op.LOG: "_log",
                Op.LOG1P: "_log1p", Op.TANH: "_tanh", Op.SIN: "_sin", Op.COS: "_cos", Op.ERF: "_erf",
                Op.TAN: "_tan", Op.ASIN: "_asin", Op.ACOS: "_acos", Op.SINH: "_sinh",
-               Op.COSH: "_cosh",
+               Op.COSH: "_cosh", Op.ATAN: "_atan", Op.ASINH: "_asinh",
+               Op.ACOSH: "_acosh", Op.ATANH: "_atanh",
                Op.SQRT: "_sqrt", Op.FLOOR: "_floor", Op.CEIL: "_ceil", Op.ROUND: "_rint"}
 ATOMIC_ADD_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64,
                                            np.uint32, np.uint64)}

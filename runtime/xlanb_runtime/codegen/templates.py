@@ -23,12 +23,15 @@ _LIBM = {Op.EXP: "math.exp", Op.EXP2: "np.exp2", Op.EXPM1: "math.expm1", Op.LOG:
          Op.LOG1P: "math.log1p", Op.TANH: "math.tanh", Op.SIN: "math.sin",
          Op.COS: "math.cos", Op.TAN: "math.tan", Op.ASIN: "math.asin",
          Op.ACOS: "math.acos", Op.SINH: "math.sinh", Op.COSH: "math.cosh",
+         Op.ATAN: "math.atan", Op.ASINH: "math.asinh",
+         Op.ACOSH: "math.acosh", Op.ATANH: "math.atanh",
          Op.ERF: "math.erf"}
 _BINARY_VECMATH = {Op.POW: POW, Op.ATAN2: ATAN2, Op.REM: REMAINDER}
 _VECMATH_NAME = {Op.EXP: "exp", Op.EXP2: "exp2", Op.EXPM1: "expm1", Op.LOG: "log",
                  Op.LOG1P: "log1p", Op.TANH: "tanh", Op.SIN: "sin", Op.COS: "cos", Op.TAN: "tan",
                  Op.ASIN: "asin", Op.ACOS: "acos", Op.SINH: "sinh", Op.COSH: "cosh",
-                 Op.ERF: "erf"}
+                 Op.ATAN: "atan", Op.ASINH: "asinh", Op.ACOSH: "acosh",
+                 Op.ATANH: "atanh", Op.ERF: "erf"}
 
 # Complex operands: Numba's complex arithmetic, its cmath and `complex_math` (NumPy's
 # division, power, and exp/sin/cos on the axes), never the real-float vecmath functions.

@@ -42,7 +42,8 @@ Differences from NumPy: the sign of a zero result is not always kept
 * log:     x = 2^k m, m in [sqrt(2)/2, sqrt(2)), f = m-1; f32: log1p(f) =
            f - f^2/2 + f^3 P7(f); f64: s = f/(2+f), log1p(f) = f - (f^2/2 -
            s (f^2/2 + s^2 P6(s^2))).  k*ln2 added with a 2-part split.
-* log1p:   same kernel on u = 1+x, plus the rounding error of 1+x: (x-(u-1))/u.
+* log1p:   same kernel on u = 1+x, plus the rounding error of 1+x: (x-(u-1))/u (f64:
+           times a float32 reciprocal of u, 24 bits being plenty for that correction).
 * tanh:    t = expm1(-2|x|), tanh|x| = -t/(t+2), sign restored.
 * sigmoid: e = exp(-|x|); 1/(1+e) for x>=0, e/(1+e) for x<0 (no overflow and
            accurate in both tails; NumPy's 1/(1+exp(-x)) underflows to 0 early).
@@ -56,6 +57,11 @@ Differences from NumPy: the sign of a zero result is not always kept
 * tan:     sin r / cos r (or -cos r / sin r in an odd quadrant) from sin/cos's reduction.
 * asin:    |x| <= 1/2: x + x z P(z), z = x^2; past it pi/2 - 2 asin(s), s = sqrt((1-|x|)/2),
            the same P on z = s^2 <= 1/4.  acos: pi/2 - asin x, 2 asin(s), pi - 2 asin(s).
+* atan:    atan2's reduction and polynomial with one division: u = |x|, (|x|-1)/(|x|+1) or
+           -1/|x| by the octant, plus 0, pi/4 or pi/2.
+* asinh:   |x| <= 1/2: x + x z P(z), z = x^2; past it log1p(a + (sqrt(1 + a^2) - 1)),
+           no division.  acosh: log1p(t + sqrt(t (t + 2))), t = x - 1.  Both: log(2a)
+           where a^2 would overflow.  atanh: log1p(2a / (1 - a)) / 2.
 * erf:     |x| < 1: x + x P(x^2); |x| >= 1: 1 - exp(-x^2) G(.), G ~ erfc(x) e^(x^2)
            fitted as a polynomial in (|x|-2.5) (f32) or in 1/(|x|+3) (f64).
 * pow:     (binary, ``POW``) f32: 2^(y log2|x|) in float64 lanes, log2 as
@@ -66,7 +72,7 @@ Differences from NumPy: the sign of a zero result is not always kept
            y == 0 or x == 1.  1 ulp measured for both (|y log x| up to overflow).
            Throughput, 1M elements, 1 thread: f32 ~1.3 ms, f64 ~3.3 ms, against NumPy's
            SVML 0.9 / 2.1 ms (the scalar libm pow these replace: ~17 ms for f64).
-* atan2:   (binary, ``ATAN2``; the front end writes arctan, arcsin and arccos with it)
+* atan2:   (binary, ``ATAN2``: np.arctan2)
            t = min/max of |x|, |y|, past tan(pi/8) u = (t-1)/(t+1), atan u = u + u^3
            Q(u^2), then k pi/4 +- atan u by the octant (pi/4 in two parts, one final
            rounding) and y's sign.  C99's special values (atan2(+-0, -0) = +-pi, both
@@ -97,6 +103,10 @@ compiled without any fastmath flag gives the same maxima on the test grids.
     cosh       2     2
     asin       2     2      (near |x| = 1/2, pi/2 - 2 asin(s) cancels a bit)
     acos       1     1
+    atan       2     2
+    asinh      3     2      (the series' end at 1/2)
+    acosh      2     2      (incl. 1 + 2^-52: log1p of x - 1)
+    atanh      2     2
     erf        1     1
 
 tests/runtime/test_vecmath.py asserts these + 1 on dense grids and edge cases.
@@ -121,7 +131,7 @@ never gets the caller's ``reassoc`` while the caller's accumulation does and
 vectorizes.  Measured (1 thread, 10^5 elements, ``acc += sealed_f(x[i])`` under
 ``reassoc``): every function vectorizes (0.35-1.2 ns/element); the three LLVM would
 leave as scalar calls by its cost model (``erf_f64``, ``pow_f32``, ``pow_f64``, ``atan2_f32``,
-``atan2_f64``) are marked
+``atan2_f64``, ``asinh_f32``, ``asinh_f64``, ``acosh_f64``, ``atanh_f64``) are marked
 ``alwaysinline``.  Results are bit-identical to the inlined functions in a caller without
 ``reassoc`` and with the same other flags.
 
@@ -148,14 +158,16 @@ __all__ = [
     "log1p_f32", "log1p_f64", "tanh_f32", "tanh_f64", "sigmoid_f32",
     "sigmoid_f64", "sin_f32", "sin_f64", "cos_f32", "cos_f64", "tan_f32", "tan_f64",
     "asin_f32", "asin_f64", "acos_f32", "acos_f64", "sinh_f32", "sinh_f64", "cosh_f32",
-    "cosh_f64", "erf_f32",
+    "cosh_f64", "atan_f32", "atan_f64", "asinh_f32", "asinh_f64", "acosh_f32", "acosh_f64",
+    "atanh_f32", "atanh_f64",
+    "erf_f32",
     "erf_f64", "POW", "pow_f32", "pow_f64", "ATAN2", "atan2_f32", "atan2_f64",
     "REMAINDER", "fmod_f32", "fmod_f64", "remainder_f32", "remainder_f64",
 ]
 
 # Bump when any function's numerics change (generated sources embed it so the
 # Numba cache of their kernels is invalidated).
-VECMATH_VERSION = "2"
+VECMATH_VERSION = "3"
 
 # Functions whose accuracy holds when inlined into a caller compiled with `reassoc` (their
 # range reductions use fma calls); fused reductions may only reassociate around these.
@@ -176,6 +188,10 @@ VECMATH = {
     "cosh": ("cosh_f32", "cosh_f64"),
     "asin": ("asin_f32", "asin_f64"),
     "acos": ("acos_f32", "acos_f64"),
+    "atan": ("atan_f32", "atan_f64"),
+    "asinh": ("asinh_f32", "asinh_f64"),
+    "acosh": ("acosh_f32", "acosh_f64"),
+    "atanh": ("atanh_f32", "atanh_f64"),
     "erf": ("erf_f32", "erf_f64"),
 }
 # The binary functions: float32 and float64 power (NumPy's np.power on floats) and atan2.
@@ -735,11 +751,18 @@ def log_f64(x):
     return x if x == _INF64 else y
 
 
+_LOG1P_KMAX64 = 1000.0
+
+
 @_vm
 def log1p_f64(x):
+    """The rounding error of 1+x over u by a float32 reciprocal of u's mantissa and 2^-k:
+    that correction is below u's last bit, so 24 bits of 1/u are plenty, and the float64
+    division it replaces cost as much as the rest (1e6 elements: 1.49 -> 1.1 ms)."""
     u = _ONE64 + x
     k, m = _logsplit_f64(u)
-    c = (x - (u - _ONE64)) / u
+    inv_m = np.float64(_ONE32 / np.float32(m))
+    c = (x - (u - _ONE64)) * (inv_m * _pow2_f64(-k if k < _LOG1P_KMAX64 else -_LOG1P_KMAX64))
     f = m - _ONE64
     t, hfsq = _log1p_kernel_f64(f)
     y = t + (k * _LN2LO64 + c) - hfsq + f + k * _LN2HI64
@@ -1243,7 +1266,7 @@ def pow_f32(x, y):
 
 
 # ---------------------------------------------------------------------------
-# atan2 (arctan, arcsin and arccos too: the front end writes them as atan2)
+# atan2
 # ---------------------------------------------------------------------------
 # t = min(|x|, |y|) / max(|x|, |y|) in [0, 1]; past tan(pi/8), u = (t - 1) / (t + 1) and
 # atan t = pi/4 + atan u, so |u| <= tan(pi/8).  atan u = u + u^3 Q(u^2), Q fitted for this
@@ -1340,6 +1363,157 @@ def atan2_f64(y, x):
     q = q * z + _AT64_1
     q = q * z + _AT64_0
     return _atan2_quadrant_f64(y, x, u + u * z * q, past, swap)
+
+
+# ---------------------------------------------------------------------------
+# atan (one division: atan2's reduction for x = 1 folds its two into one)
+# ---------------------------------------------------------------------------
+# |x| <= tan(pi/8): u = |x|; up to tan(3pi/8): u = (|x| - 1) / (|x| + 1), atan = pi/4 + atan u;
+# past it u = -1 / |x|, atan = pi/2 + atan u.  |u| <= tan(pi/8) and atan2's polynomial.
+_TAN_3PI8_32, _TAN_3PI8_64 = _f4(2.4142137), 2.414213562373095
+
+
+def _atan_reduce(zero, one, two, tan_pi8, tan_3pi8):
+    """(u, k): |x|'s angle is k pi/4 + atan u."""
+    @_vm
+    def reduce(a):
+        mid = a > tan_pi8
+        far = a > tan_3pi8
+        num = -one if far else (a - one if mid else a)
+        den = a if far else (a + one if mid else one)
+        return num / den, (two if far else (one if mid else zero))
+    return reduce
+
+
+_atan_reduce_f32 = _atan_reduce(_ZERO32, _ONE32, _TWO32, _TAN_PI8_32, _TAN_3PI8_32)
+_atan_reduce_f64 = _atan_reduce(_ZERO64, _ONE64, _TWO64, _TAN_PI8_64, _TAN_3PI8_64)
+
+
+@_vm
+def atan_f32(x):
+    u, k = _atan_reduce_f32(abs(x))
+    z = u * u
+    q = _AT32_4
+    q = q * z + _AT32_3
+    q = q * z + _AT32_2
+    q = q * z + _AT32_1
+    q = q * z + _AT32_0
+    r = k * _PI4_HI32 + ((u + u * z * q) + k * _PI4_LO32)
+    return np.copysign(r, x)
+
+
+@_vm
+def atan_f64(x):
+    u, k = _atan_reduce_f64(abs(x))
+    z = u * u
+    q = _AT64_10
+    q = q * z + _AT64_9
+    q = q * z + _AT64_8
+    q = q * z + _AT64_7
+    q = q * z + _AT64_6
+    q = q * z + _AT64_5
+    q = q * z + _AT64_4
+    q = q * z + _AT64_3
+    q = q * z + _AT64_2
+    q = q * z + _AT64_1
+    q = q * z + _AT64_0
+    r = k * _PI4_HI64 + ((u + u * z * q) + k * _PI4_LO64)
+    return np.copysign(r, x)
+
+
+# ---------------------------------------------------------------------------
+# asinh / acosh / atanh
+# ---------------------------------------------------------------------------
+# asinh(a) = a + a z P(z), z = a^2 <= 1/4: P fitted like asin's (Lawson-weighted least
+# squares in mpmath): 2^-29.6 (float32, degree 4), 2^-56.1 (float64, degree 10).  Past 1/2,
+# log1p(a + (s - 1)), s = sqrt(1 + a^2): no division (log1p(a + a^2 / (1 + s)), the
+# composition this replaces, ran at 0.62-0.74x NumPy's SIMD loop).  Past BIG, s = a to the
+# last bit (a^2 would overflow further on); past HUGE, 2a - 1 could: log1p(a) + ln 2.
+_ASINH32 = (_f4(-0.16666643864025707), _f4(0.07498663180785661), _f4(-0.04438585347552264),
+            _f4(0.028175499003356638), _f4(-0.013248003283031898))
+_ASINH64 = (-0.16666666666665708, 0.07499999999773838, -0.04464285695715214,
+            0.030381936823010793, -0.022371976707802867, 0.017350004642477292,
+            -0.013937242298111207, 0.011365498658406258, -0.00891072776507666,
+            0.005797450063896036, -0.0021867254713717698)
+(_ASH32_0, _ASH32_1, _ASH32_2, _ASH32_3, _ASH32_4) = _ASINH32
+(_ASH64_0, _ASH64_1, _ASH64_2, _ASH64_3, _ASH64_4, _ASH64_5, _ASH64_6, _ASH64_7, _ASH64_8,
+ _ASH64_9, _ASH64_10) = _ASINH64
+_ASINH_BIG32, _ASINH_HUGE32 = _f4(2.0 ** 12), _f4(2.0 ** 25)
+_ASINH_BIG64, _ASINH_HUGE64 = 2.0 ** 28, 2.0 ** 54
+
+
+@_vm
+def asinh_f32(x):
+    a = abs(x)
+    z = a * a
+    p = _ASH32_4
+    p = p * z + _ASH32_3
+    p = p * z + _ASH32_2
+    p = p * z + _ASH32_1
+    p = p * z + _ASH32_0
+    huge = a > _ASINH_HUGE32
+    s = a if a > _ASINH_BIG32 else np.sqrt(_ONE32 + z)
+    w = a if huge else a + (s - _ONE32)
+    big = log1p_f32(w) + (_LN2_32 if huge else _ZERO32)
+    return np.copysign(a + a * z * p if a <= _HALF32 else big, x)
+
+
+@_vm
+def asinh_f64(x):
+    a = abs(x)
+    z = a * a
+    p = _ASH64_10
+    p = p * z + _ASH64_9
+    p = p * z + _ASH64_8
+    p = p * z + _ASH64_7
+    p = p * z + _ASH64_6
+    p = p * z + _ASH64_5
+    p = p * z + _ASH64_4
+    p = p * z + _ASH64_3
+    p = p * z + _ASH64_2
+    p = p * z + _ASH64_1
+    p = p * z + _ASH64_0
+    huge = a > _ASINH_HUGE64
+    s = a if a > _ASINH_BIG64 else np.sqrt(_ONE64 + z)
+    w = a if huge else a + (s - _ONE64)
+    big = log1p_f64(w) + (_LN2_64 if huge else _ZERO64)
+    return np.copysign(a + a * z * p if a <= _HALF64 else big, x)
+
+
+@_vm
+def acosh_f32(x):
+    """log1p(t + sqrt(t (t + 2))), t = x - 1 (exact up to x = 2): log(x + sqrt(x^2 - 1))
+    loses a small result's digits to the rounding of the sum near x = 1 (568 float32 ulp,
+    9e6 float64 ulp at x = 1 + 2^-50).  Past BIG and HUGE as asinh; below 1, NaN."""
+    t = x - _ONE32
+    huge = x > _ASINH_HUGE32
+    s = x if x > _ASINH_BIG32 else np.sqrt(t * (t + _TWO32))
+    w = x if huge else t + s
+    r = log1p_f32(w) + (_LN2_32 if huge else _ZERO32)
+    return r if x >= _ONE32 else _NAN32
+
+
+@_vm
+def acosh_f64(x):
+    t = x - _ONE64
+    huge = x > _ASINH_HUGE64
+    s = x if x > _ASINH_BIG64 else np.sqrt(t * (t + _TWO64))
+    w = x if huge else t + s
+    r = log1p_f64(w) + (_LN2_64 if huge else _ZERO64)
+    return r if x >= _ONE64 else _NAN64
+
+
+@_vm
+def atanh_f32(x):
+    """log1p(2a / (1 - a)) / 2, a = |x|: 2a and (past 1/2) 1 - a exact, one division."""
+    a = abs(x)
+    return np.copysign(_HALF32 * log1p_f32((a + a) / (_ONE32 - a)), x)
+
+
+@_vm
+def atanh_f64(x):
+    a = abs(x)
+    return np.copysign(_HALF64 * log1p_f64((a + a) / (_ONE64 - a)), x)
 
 
 # ---------------------------------------------------------------------------
@@ -1454,6 +1628,30 @@ def sealed_atan2_f32(y, x):
 def sealed_atan2_f64(y, x):
     _inline_when_linked()
     return atan2_f64(y, x)
+
+
+@_sealed
+def sealed_asinh_f32(x):
+    _inline_when_linked()
+    return asinh_f32(x)
+
+
+@_sealed
+def sealed_asinh_f64(x):
+    _inline_when_linked()
+    return asinh_f64(x)
+
+
+@_sealed
+def sealed_acosh_f64(x):
+    _inline_when_linked()
+    return acosh_f64(x)
+
+
+@_sealed
+def sealed_atanh_f64(x):
+    _inline_when_linked()
+    return atanh_f64(x)
 
 
 def _seal_all() -> dict[str, str]:

@@ -43,6 +43,10 @@ class Op(enum.Enum):
     ACOS = "arccosine"
     SINH = "hyperbolic-sine"
     COSH = "hyperbolic-cosine"
+    ATAN = "arctangent"
+    ASINH = "hyperbolic-arcsine"
+    ACOSH = "hyperbolic-arccosine"
+    ATANH = "hyperbolic-arctangent"
     ERF = "erf"
     FLOOR = "floor"
     CEIL = "ceil"
@@ -122,7 +126,7 @@ class Op(enum.Enum):
 
 UNARY = frozenset({Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.EXP2, Op.EXPM1, Op.LOG, Op.LOG1P,
                    Op.SQRT, Op.RSQRT, Op.TANH, Op.SIN, Op.COS, Op.TAN, Op.ASIN, Op.ACOS,
-                   Op.SINH, Op.COSH,
+                   Op.SINH, Op.COSH, Op.ATAN, Op.ASINH, Op.ACOSH, Op.ATANH,
                    Op.ERF, Op.FLOOR, Op.CEIL, Op.ROUND, Op.NOT, Op.IS_FINITE, Op.REAL, Op.IMAG,
                    Op.CONJ, Op.CONVERT, Op.ROUND_HALF})
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOOR_DIV, Op.REM, Op.POW, Op.MAX,
@@ -137,15 +141,16 @@ LIBRARY = frozenset({Op.LIBRARY_CALL, Op.LIBRARY_RESULT})   # never fused, never
 INDEX_MAPPING = frozenset({Op.BROADCAST, Op.TRANSPOSE, Op.SLICE, Op.REVERSE})
 # Elementwise ops whose cost justifies refusing to recompute them in several kernels.
 EXPENSIVE = frozenset({Op.EXP, Op.EXP2, Op.EXPM1, Op.LOG, Op.LOG1P, Op.TANH, Op.SIN, Op.COS,
-                       Op.TAN, Op.ASIN, Op.ACOS, Op.SINH, Op.COSH, Op.ERF,
+                       Op.TAN, Op.ASIN, Op.ACOS, Op.SINH, Op.COSH, Op.ATAN, Op.ASINH, Op.ACOSH,
+                       Op.ATANH, Op.ERF,
                        Op.POW, Op.ATAN2, Op.DIV, Op.SQRT, Op.RSQRT})
 # Complex operands: ops only complex values have, and ops that complex values lack (no
-# order, no rounding, no bits; exp2, expm1, log1p, erf, tan, asin, acos, sinh and cosh
-# have no complex code here: complex_numbers lowers them or calls NumPy's loop): the
+# order, no rounding, no bits; exp2, expm1, log1p, erf, tan, asin, acos, sinh, cosh, atan,
+# asinh, acosh and atanh have no complex code here: complex_numbers lowers them or calls NumPy's loop): the
 # builder refuses them, and the front end lowers or refuses the NumPy call before it gets there.
 COMPLEX_ONLY = frozenset({Op.REAL, Op.IMAG, Op.CONJ})     # complex operands (COMPLEX: floats)
 REAL_ONLY = frozenset({Op.SIGN, Op.EXP2, Op.EXPM1, Op.TAN, Op.ASIN, Op.ACOS, Op.SINH,
-                       Op.COSH, Op.LOG1P,
+                       Op.COSH, Op.ATAN, Op.ASINH, Op.ACOSH, Op.ATANH, Op.LOG1P,
                        Op.ERF, Op.FLOOR, Op.CEIL, Op.ROUND, Op.ROUND_HALF, Op.NOT,
                        Op.FLOOR_DIV, Op.REM, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR,
                        Op.ATAN2, Op.LT, Op.LE, Op.GT, Op.GE})

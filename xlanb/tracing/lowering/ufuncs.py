@@ -145,36 +145,6 @@ def _angle_scale(x, numerator, denominator):
     return B.binary(Op.MUL, x, _const(x, kind(numerator) / kind(denominator)))
 
 
-def _log_of_large(a):
-    """log(2a), for a past 1e8 where a*a would lose or overflow: asinh(a) ~ acosh(a)."""
-    return B.binary(Op.ADD, B.unary(Op.LOG, a), _const(a, math.log(2)))
-
-
-def _arcsinh(x):
-    a = _abs(x)
-    a2 = B.binary(Op.MUL, a, a)          # log1p(a + a^2 / (1 + sqrt(1 + a^2)))
-    root = B.unary(Op.SQRT, B.binary(Op.ADD, _const(a, 1), a2))
-    small = B.unary(Op.LOG1P, B.binary(Op.ADD, a, B.binary(
-        Op.DIV, a2, B.binary(Op.ADD, _const(a, 1), root))))
-    out = B.select(B.binary(Op.GT, a, _const(a, 1e8)), _log_of_large(a), small)
-    return B.select(B.binary(Op.LT, x, _const(x, 0)), B.unary(Op.NEG, out), out)
-
-
-def _arccosh(x):
-    root = B.unary(Op.SQRT, B.binary(Op.MUL, B.binary(Op.SUB, x, _const(x, 1)),
-                                     B.binary(Op.ADD, x, _const(x, 1))))
-    small = B.unary(Op.LOG, B.binary(Op.ADD, x, root))
-    return B.select(B.binary(Op.GT, x, _const(x, 1e8)), _log_of_large(x), small)
-
-
-def _arctanh(x):                          # sign(x) log1p(2a / (1 - a)) / 2, a = |x|
-    a = _abs(x)
-    ratio = B.binary(Op.DIV, B.binary(Op.MUL, a, _const(a, 2)),
-                     B.binary(Op.SUB, _const(a, 1), a))
-    out = B.binary(Op.MUL, B.unary(Op.LOG1P, ratio), _const(a, 0.5))
-    return B.select(B.binary(Op.LT, x, _const(x, 0)), B.unary(Op.NEG, out), out)
-
-
 RULES = {
     # unary
     np.negative: _un(Op.NEG),
@@ -196,14 +166,14 @@ RULES = {
     np.sin: _un(Op.SIN),
     np.cos: _un(Op.COS),
     np.tan: _un(Op.TAN),
-    np.arctan: lambda x: B.binary(Op.ATAN2, x, _const(x, 1)),
+    np.arctan: _un(Op.ATAN),
     np.arcsin: _un(Op.ASIN),
     np.arccos: _un(Op.ACOS),
     np.sinh: _un(Op.SINH),
     np.cosh: _un(Op.COSH),
-    np.arcsinh: _arcsinh,
-    np.arccosh: _arccosh,
-    np.arctanh: _arctanh,
+    np.arcsinh: _un(Op.ASINH),
+    np.arccosh: _un(Op.ACOSH),
+    np.arctanh: _un(Op.ATANH),
     np.deg2rad: lambda x: _angle_scale(x, math.pi, 180),
     np.rad2deg: lambda x: _angle_scale(x, 180, math.pi),
     np.degrees: lambda x: _angle_scale(x, 180, math.pi),       # NumPy's rad2deg loop

@@ -220,6 +220,12 @@ def library_call(node: Node) -> Callable:
         run_library.__name__ = value.__name__
         return run_library
 
+    if node.op is Op.ARGREDUCE:                     # a compiled pass (codegen/argreduce.py)
+        from .codegen.argreduce import compiled_argreduce
+        compiled = compiled_argreduce(node)
+        if compiled is not None:
+            return compiled
+
     def run(out, *inputs):
         out[...] = evaluate_node(node, inputs)
     run.__name__ = f"library_{node.op.name.lower()}"

@@ -189,6 +189,45 @@ def test_exp2_is_one_op_within_two_ulp(dtype):
                                rtol=4 * np.finfo(dtype).eps)
 
 
+@pytest.mark.parametrize("ufunc,op,inputs", [
+    (np.arctan, "arctangent", lambda: np.concatenate([np.linspace(-50, 50, 20001),
+                                                      np.geomspace(1e-30, 1e30, 400)])),
+    (np.arcsinh, "hyperbolic-arcsine", lambda: np.concatenate([
+        np.linspace(-3, 3, 20001), np.geomspace(1e-30, 1e300, 2000)])),
+    # near 1 the result is small: log(x + sqrt(x^2 - 1)) lost it to rounding (1e-7 f32 ulp 568)
+    (np.arccosh, "hyperbolic-arccosine", lambda: np.concatenate([
+        1 + np.geomspace(1e-15, 1e3, 20001), np.geomspace(1, 1e300, 2000), [0.5, -3.0]])),
+    (np.arctanh, "hyperbolic-arctangent", lambda: np.concatenate([
+        np.linspace(-1, 1, 20001), 1 - np.geomspace(1e-15, 0.5, 2000), [1.5, -2.0]]))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_inverse_tangent_and_hyperbolic_ops_within_four_ulp(ufunc, op, inputs, dtype):
+    """np.arctan, arcsinh, arccosh, arctanh are ops of their own (vecmath's functions fused,
+    NumPy's own loop for a lone call of many elements where that is faster): within 4 ulp of
+    the long-double value, fused and alone, special values as NumPy's, gradients 1/(1+x^2),
+    1/sqrt(x^2+1), 1/sqrt(x^2-1), 1/(1-x^2)."""
+    import xlanb
+    with np.errstate(all="ignore"):
+        x = np.concatenate([inputs(), [np.inf, -np.inf, np.nan, 0.0, -0.0, 1.0, -1.0]])
+        x = x.astype(dtype)
+        one = np.ones_like(x)
+        fused = xlanb.jit(lambda x, one: ufunc(x) * one, tiered=False)
+        assert op in fused.lower(x, one).as_text()
+        want = ufunc(x.astype(np.longdouble)).astype(dtype)
+        got, lone = fused(x, one), xlanb.jit(ufunc, tiered=False)(x)
+    ints = np.int32 if dtype == np.float32 else np.int64
+    finite = np.isfinite(want)
+    for result in (got, lone):
+        ulps = np.abs(result[finite].view(ints).astype(np.int64) -
+                      want[finite].view(ints).astype(np.int64))
+        assert ulps.max() <= 4, x[finite][np.argmax(ulps)]
+        np.testing.assert_array_equal(result[~finite], want[~finite])
+    v = np.array([0.25, 0.5, 0.75], dtype) + (1.5 if ufunc is np.arccosh else 0)
+    derivative = {np.arctan: 1 / (1 + v * v), np.arcsinh: 1 / np.sqrt(v * v + 1),
+                  np.arccosh: 1 / np.sqrt(v * v - 1), np.arctanh: 1 / (1 - v * v)}[ufunc]
+    np.testing.assert_allclose(xlanb.grad(lambda v: ufunc(v).sum())(v), derivative,
+                               rtol=8 * np.finfo(dtype).eps)
+
+
 def test_invert_and_logical_not():
     rng = np.random.default_rng(5)
     check(lambda a, b: (~a, ~b, np.logical_not(a), np.invert(b)), bools(4)(rng), ints(4)(rng))
@@ -307,6 +346,32 @@ def test_argreduce(reduction, axis):
     rng = np.random.default_rng(10)
     x = normal(3, 5)(rng)
     check(lambda x: (reduction(x, axis=axis), reduction(x, axis=axis, keepdims=True)), x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint16, np.int64,
+                                   np.bool_, np.float16])
+@pytest.mark.parametrize("axis", [None, 0, 1, 2])
+def test_argreduce_compiled_pass_keeps_numpy_rules(dtype, axis):
+    """The compiled arg-reduction (codegen/argreduce.py; float16 is compared as float32): the
+    first maximum/minimum wins (ties from a few distinct values), the first NaN wins over
+    every number, along the last axis (a row loop stopping at its NaN), a middle and the
+    first axis (a loop over rows of best values), and over the flattened array."""
+    import xlanb
+    rng = np.random.default_rng(11)
+    x = rng.integers(-3, 4, (6, 7, 5)).astype(dtype)
+    if x.dtype.kind == "f":
+        x[1, 2, 3] = x[4, 0, 0] = x[4, 5, 0] = x[0, 6, 1] = np.nan
+        x[5, :, 4] = np.nan
+    elif x.dtype == np.bool_:
+        x[2] = False
+    fn = xlanb.jit(lambda x: (np.argmax(x, axis=axis), np.argmin(x, axis=axis)), tiered=False)
+    for got, want in zip(fn(x), (np.argmax(x, axis=axis), np.argmin(x, axis=axis))):
+        assert got.dtype == np.int64 and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    compiled = fn.lower(x).compile()
+    assert "codegen/argreduce.py" in " ".join(d for k in compiled.kernels for d in k.decisions)
+    runners = {getattr(f, "__name__", "") for f in compiled._driver.__globals__.values()}
+    assert {"library_argmax", "library_argmin"} <= runners      # float16: on float32 values
 
 
 REDUCTION_ROWS = [

@@ -547,6 +547,9 @@ def library_reason(node: Node) -> str:
         return f"library: loop{where} is rolled: its body is a program run once per trip"
     if node.op is Op.ALL_REDUCE:
         return f"library: {what} is a collective between replicas"
+    if node.op is Op.ARGREDUCE:
+        return (f"library: {what} is not fused: one compiled pass keeping the best value and "
+                "its index (codegen/argreduce.py; NumPy's call for other dtypes)")
     return f"library: {what} has no generated form: one NumPy call"
 
 

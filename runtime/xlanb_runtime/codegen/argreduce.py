@@ -25,7 +25,6 @@ datetimes and any other dtype keep NumPy's call.
 """
 from __future__ import annotations
 
-import inspect
 import math
 from typing import Callable
 
@@ -39,8 +38,10 @@ DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int
                                          np.uint64, np.bool_))
 
 
-def _argmax(x, out, best):
-    """out[o, i] = the index of the first maximum (or first NaN) of x[o, :, i]."""
+# The loop, as source: argmax compares with `>`, argmin with `<`.
+_LOOP = """
+def {kind}(x, out, best):
+    \"\"\"out[o, i] = the index of the first best value (or first NaN) of x[o, :, i].\"\"\"
     outer, n, inner = x.shape
     for o in range(outer):
         if inner == 1:
@@ -49,7 +50,7 @@ def _argmax(x, out, best):
             if b == b:
                 for j in range(1, n):
                     v = x[o, j, 0]
-                    if v > b:
+                    if v {better} b:
                         b = v
                         k = j
                     elif v != v:
@@ -64,42 +65,12 @@ def _argmax(x, out, best):
             for i in range(inner):
                 v = x[o, j, i]
                 b = best[i]
-                if v > b or (v != v and b == b):
+                if v {better} b or (v != v and b == b):
                     best[i] = v
                     out[o, i] = j
+"""
+_BETTER = {"argmax": ">", "argmin": "<"}
 
-
-def _argmin(x, out, best):
-    """out[o, i] = the index of the first minimum (or first NaN) of x[o, :, i]."""
-    outer, n, inner = x.shape
-    for o in range(outer):
-        if inner == 1:
-            b = x[o, 0, 0]
-            k = 0
-            if b == b:
-                for j in range(1, n):
-                    v = x[o, j, 0]
-                    if v < b:
-                        b = v
-                        k = j
-                    elif v != v:
-                        k = j
-                        break
-            out[o, 0] = k
-            continue
-        for i in range(inner):
-            best[i] = x[o, 0, i]
-            out[o, i] = 0
-        for j in range(1, n):
-            for i in range(inner):
-                v = x[o, j, i]
-                b = best[i]
-                if v < b or (v != v and b == b):
-                    best[i] = v
-                    out[o, i] = j
-
-
-_KERNELS = {"argmax": _argmax, "argmin": _argmin}
 NUMPY_SIMD_BYTES = 256          # rows from this long: NumPy's own SIMD loop
 _COMPILED: dict[tuple, Callable] = {}
 
@@ -110,10 +81,10 @@ def _kernel(kind: str, dtype: np.dtype) -> Callable:
         from .cache import compile_function
         x = numba.typeof(np.empty((1, 1, 1), dtype))
         source = ("# xlanb arg-reduction kernel\nimport numba\nimport numpy as np\n\n\n"
-                  "@numba.njit(cache=True, nogil=True, error_model=\"numpy\")\n"
-                  f"{inspect.getsource(_KERNELS[kind])}")
+                  "@numba.njit(cache=True, nogil=True, error_model=\"numpy\")"
+                  f"{_LOOP.format(kind=kind, better=_BETTER[kind])}")
         out = numba.typeof(np.empty((1, 1), np.int64))
-        _COMPILED[key] = compile_function(source, _KERNELS[kind].__name__,
+        _COMPILED[key] = compile_function(source, kind,
                                           (x, out, numba.typeof(np.empty(1, dtype))))
     return _COMPILED[key]
 

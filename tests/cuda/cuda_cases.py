@@ -82,8 +82,8 @@ FLOAT_UNARY = ["negate", "abs", "sign", "exponential", "exponential-base-two",
                "exponential-minus-one", "log",
                "log-plus-one", "sqrt", "rsqrt", "tanh", "sine", "cosine", "tangent",
                "arcsine", "arccosine", "hyperbolic-sine", "hyperbolic-cosine", "arctangent",
-               "hyperbolic-arcsine", "hyperbolic-arccosine", "hyperbolic-arctangent", "erf", "floor",
-               "ceil", "round-nearest-even"]
+               "hyperbolic-arcsine", "hyperbolic-arccosine", "hyperbolic-arctangent", "erf",
+               "floor", "ceil", "round-nearest-even"]
 FLOAT_BINARY = ["add", "subtract", "multiply", "divide", "floor-divide", "remainder", "power",
                 "maximum", "minimum", "atan2"]
 INT_UNARY = ["negate", "abs", "sign", "not", "floor"]

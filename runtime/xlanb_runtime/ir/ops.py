@@ -146,8 +146,9 @@ EXPENSIVE = frozenset({Op.EXP, Op.EXP2, Op.EXPM1, Op.LOG, Op.LOG1P, Op.TANH, Op.
                        Op.POW, Op.ATAN2, Op.DIV, Op.SQRT, Op.RSQRT})
 # Complex operands: ops only complex values have, and ops that complex values lack (no
 # order, no rounding, no bits; exp2, expm1, log1p, erf, tan, asin, acos, sinh, cosh, atan,
-# asinh, acosh and atanh have no complex code here: complex_numbers lowers them or calls NumPy's loop): the
-# builder refuses them, and the front end lowers or refuses the NumPy call before it gets there.
+# asinh, acosh and atanh have no complex code here: complex_numbers lowers them or calls
+# NumPy's loop): the builder refuses them, and the front end lowers or refuses the NumPy
+# call before it gets there.
 COMPLEX_ONLY = frozenset({Op.REAL, Op.IMAG, Op.CONJ})     # complex operands (COMPLEX: floats)
 REAL_ONLY = frozenset({Op.SIGN, Op.EXP2, Op.EXPM1, Op.TAN, Op.ASIN, Op.ACOS, Op.SINH,
                        Op.COSH, Op.ATAN, Op.ASINH, Op.ACOSH, Op.ATANH, Op.LOG1P,

@@ -549,7 +549,8 @@ def library_reason(node: Node) -> str:
         return f"library: {what} is a collective between replicas"
     if node.op is Op.ARGREDUCE:
         return (f"library: {what} is not fused: one compiled pass keeping the best value and "
-                "its index (codegen/argreduce.py; NumPy's call for other dtypes)")
+                "its index (codegen/argreduce.py; NumPy's loop for rows of 256 bytes or more "
+                "along the last axis, and for other dtypes)")
     return f"library: {what} has no generated form: one NumPy call"
 
 

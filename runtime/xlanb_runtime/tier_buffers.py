@@ -56,7 +56,8 @@ UFUNCS = {
 # (returns its input) and library calls (NumPy may return a view of an argument) are not.
 FRESH = (set(UFUNCS) - {Op.CONJ}) | {
     Op.SIGN, Op.RSQRT, Op.ERF, Op.ROUND_HALF, Op.DIV, Op.FLOOR_DIV, Op.REM, Op.COMPLEX, Op.CONVERT,
-    Op.REDUCE, Op.ARGREDUCE, Op.SCAN, Op.DOT, Op.GATHER, Op.SCATTER_ADD, Op.CONCATENATE, Op.PAD,
+    Op.REDUCE, Op.ARGREDUCE, Op.SCAN, Op.DOT, Op.GATHER, Op.SCATTER_ADD, Op.SCATTER,
+    Op.CONCATENATE, Op.PAD,
     Op.DYNAMIC_PAD, Op.RNG_BITS}
 
 # Ops whose result may share memory with their first operand (a view, or the operand

@@ -791,6 +791,48 @@ def set_repeated_concrete_indices(x):
     return y
 
 
+def set_traced_repeated_indices(x, idx):
+    y = x.copy()
+    y[idx] = x[::-1][:1] * 10 + x[:idx.size, :1]     # rows written twice: the last wins
+    z = x.copy()
+    z[idx] += 2                                     # a row written twice gains 2 once
+    w = x.copy()
+    w[:, idx % 5] = x[:, :idx.size] * 3             # along axis 1
+    u = x.copy()
+    u[idx, idx % 5] = x[0, :idx.size]               # two index arrays
+    return y, z, w, u
+
+
+@pytest.mark.parametrize("dtype", [F32, I64])
+def test_setitem_with_traced_repeated_indices(dtype):
+    """x[idx] = v with traced indices that repeat (a `scatter`: in index order, the last
+    write to a row wins, as NumPy's assignment leaves it), negative ones among them."""
+    rng = np.random.default_rng(23)
+    x = (normal(6, 5)(rng) * 5).astype(dtype)
+    check(set_traced_repeated_indices, x, np.array([1, 3, 1, -3, 3]))
+    check(set_traced_repeated_indices, x, np.array([2, 2, 2, 2]))
+
+
+def test_setitem_with_traced_repeated_indices_gradient():
+    """d/dx is zero where an update landed; d/dv only for each row's last write."""
+    import xlanb
+
+    def loss(x, v, idx):
+        y = x.copy()
+        y[idx] = v * 2
+        return (y * y).sum()
+    rng = np.random.default_rng(24)
+    x, v = rng.standard_normal((4, 3)), rng.standard_normal((5, 3))
+    idx = np.array([1, 3, 1, 0, 3])                  # rows 1 and 3 twice; row 2 untouched
+    gx, gv = xlanb.grad(loss, argnums=(0, 1))(x, v, idx)
+    want_x = 2 * x
+    want_x[[0, 1, 3]] = 0
+    want_v = np.zeros_like(v)
+    want_v[[2, 3, 4]] = 8 * v[[2, 3, 4]]             # the last writes to rows 1, 0, 3
+    np.testing.assert_allclose(gx, want_x, rtol=1e-14)
+    np.testing.assert_allclose(gv, want_v, rtol=1e-14)
+
+
 def set_traced_scalar_index(x, i):
     y = x.copy()
     y[i] = x[0] * 2                  # one index cannot repeat: an exact update

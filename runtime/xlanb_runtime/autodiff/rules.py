@@ -448,6 +448,21 @@ def _scatter_add(g, node, x, indices, updates):
     return g, None, B.gather(g, indices, node.arg)
 
 
+@vjp(Op.SCATTER)
+def _scatter(g, node, x, indices, updates):
+    """x's cotangent where no update landed; each update's where it was the last write (its
+    position in the indices' C order is the largest among the writes to that target)."""
+    axis, rank = node.arg, indices.ndim
+    landed = B.scatter(full(x, 0), indices, full(updates, 1), axis)
+    count = int(np.prod(indices.shape, dtype=np.int64))
+    order = B.reshape(B.iota((count,), np.int64, 0), indices.shape)
+    order = B.broadcast(order, updates.shape, tuple(range(axis, axis + rank)))
+    last = B.gather(B.scatter(B.broadcast(B.constant(np.int64(-1)), x.shape), indices, order,
+                              axis), indices, axis)
+    kept = B.select(B.binary(Op.EQ, last, order), B.gather(g, indices, axis), full(updates, 0))
+    return mul(g, sub(full(x, 1), landed)), None, kept
+
+
 @vjp(Op.ALL_REDUCE)
 def _all_reduce(g, node, x):                  # sum/mean across replicas is linear
     if node.arg not in ("sum", "mean"):

@@ -512,7 +512,8 @@ class _Codegen:
         return self._assign(clamp(place, low.dtype, self.k.root.shape[dim] - size))
 
     def gen_scatter(self) -> None:
-        """out = base; out[..., indices[k], ...] += updates[k] (indices clamped)."""
+        """out = base; out[..., indices[k], ...] += updates[k] (indices clamped); a scatter
+        assigns instead, in k's order (the update loop is serial: the last write wins)."""
         root = self.k.root
         base, indices, updates = root.inputs
         axis, rank = root.arg, indices.ndim
@@ -525,7 +526,8 @@ class _Codegen:
         row = self._assign(clamp(position, indices.dtype, base.shape[axis] - 1))
         target = upd[:axis] + (row,) + upd[axis + rank:]
         value = self.value(updates, upd, cache)
-        self.emit(f"out0[{', '.join(target)}] += {value}")
+        assign = "+=" if root.op is Op.SCATTER_ADD else "="
+        self.emit(f"out0[{', '.join(target)}] {assign} {value}")
 
     def gen_scan(self) -> None:
         """Loops in dim order with the scan axis among them, so each row along the axis is

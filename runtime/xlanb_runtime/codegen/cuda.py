@@ -357,6 +357,8 @@ class _CudaCodegen(_Codegen):
         root = self.k.root
         base, indices, updates = root.inputs
         axis, rank = root.arg, indices.ndim
+        if root.op is Op.SCATTER:
+            raise UnsupportedOnDevice("a scatter's last write wins: its updates run in order")
         if root.dtype not in ATOMIC_ADD_DTYPES:
             raise UnsupportedOnDevice(f"no atomic add for {root.dtype}")
         function = self.begin()

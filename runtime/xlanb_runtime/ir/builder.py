@@ -359,11 +359,21 @@ def gather(x: Node, indices: Node, axis: int) -> Node:
 
 def scatter_add(x: Node, indices: Node, updates: Node, axis: int) -> Node:
     """out = x.copy(); np.add.at(out, (:,)*axis + (indices,), updates)."""
-    _check(indices.dtype.kind in "iu", Op.SCATTER_ADD, "indices must be integers")
+    return _scatter(Op.SCATTER_ADD, x, indices, updates, axis)
+
+
+def scatter(x: Node, indices: Node, updates: Node, axis: int) -> Node:
+    """out = x.copy(); out[(:,)*axis + (indices,)] = updates, one update after another in
+    the indices' C order (the last write to a position wins, as NumPy's assignment)."""
+    return _scatter(Op.SCATTER, x, indices, updates, axis)
+
+
+def _scatter(op: Op, x: Node, indices: Node, updates: Node, axis: int) -> Node:
+    _check(indices.dtype.kind in "iu", op, "indices must be integers")
     expected = x.shape[:axis] + indices.shape + x.shape[axis + 1:]
-    _check(updates.shape == expected and updates.dtype == x.dtype, Op.SCATTER_ADD,
+    _check(updates.shape == expected and updates.dtype == x.dtype, op,
            lambda: f"updates {updates.shape} {updates.dtype} do not match {expected} {x.dtype}")
-    return _node(Op.SCATTER_ADD, (x, indices, updates), x.shape, x.dtype, int(axis))
+    return _node(op, (x, indices, updates), x.shape, x.dtype, int(axis))
 
 
 def all_reduce(x: Node, kind: str) -> Node:

@@ -125,6 +125,20 @@ def _scatter_add(x, idx, updates, axis):
     return out
 
 
+def _scatter(x, idx, updates, axis):
+    """Each position's last write only (NumPy leaves the order of repeated writes in one
+    assignment unspecified; the op's is the indices' C order)."""
+    out = np.array(x, copy=True)
+    flat = _clamped(idx, x, axis).reshape(-1)
+    _, from_end = np.unique(flat[::-1], return_index=True)
+    last = flat.size - 1 - from_end
+    rows = np.moveaxis(updates, axis, 0) if idx.ndim == 1 else \
+        np.moveaxis(updates.reshape(x.shape[:axis] + (flat.size,) + x.shape[axis + 1:]),
+                    axis, 0)
+    np.moveaxis(out, axis, 0)[flat[last]] = rows[last]
+    return out
+
+
 # splitmix64 (Steele, Lea, Flood 2014), the counter-based hash behind `rng-bits`; the
 # generated kernels' `codegen/rng.py` uses these same constants.
 SPLITMIX_GAMMA = np.uint64(0x9E3779B97F4A7C15)
@@ -264,6 +278,7 @@ EVAL: dict[Op, Callable] = {
     Op.DOT: lambda n, x, y: _dot(x, y, n.arg),
     Op.GATHER: lambda n, x, i: np.take(x, _clamped(i, x, n.arg), axis=n.arg),
     Op.SCATTER_ADD: lambda n, x, i, u: _scatter_add(x, i, u, n.arg),
+    Op.SCATTER: lambda n, x, i, u: _scatter(x, i, u, n.arg),
     Op.ALL_REDUCE: lambda n, x: _all_reduce(x, n.arg),
     Op.RNG_BITS: lambda n, key: rng_bits(key, n.shape),
     Op.LOOP: lambda n, *inputs: _loop(n, *inputs),

@@ -108,6 +108,8 @@ class Op(enum.Enum):
     # -- indexing ---------------------------------------------------------------------------
     GATHER = "gather"            # gather(x, idx) arg: axis  (np.take; indices clamped)
     SCATTER_ADD = "scatter-add"  # scatter-add(x, idx, updates) arg: axis (indices clamped)
+    SCATTER = "scatter"          # scatter(x, idx, updates) arg: axis; in index order, the last
+    #                              write to a position wins (x[idx] = v; indices clamped)
     # -- collectives ------------------------------------------------------------------------
     ALL_REDUCE = "all-reduce"    # arg: reduce kind; identity on one replica
     # -- random -----------------------------------------------------------------------------

@@ -47,6 +47,7 @@ def _rederive(node: Node) -> Node:
         Op.DOT: lambda: B.dot(ins[0], ins[1], *arg),
         Op.GATHER: lambda: B.gather(ins[0], ins[1], arg),
         Op.SCATTER_ADD: lambda: B.scatter_add(ins[0], ins[1], ins[2], arg),
+        Op.SCATTER: lambda: B.scatter(ins[0], ins[1], ins[2], arg),
         Op.ALL_REDUCE: lambda: B.all_reduce(ins[0], arg),
         Op.RNG_BITS: lambda: B.rng_bits(ins[0], node.shape),
         Op.LOOP: lambda: B.loop(ins, arg),

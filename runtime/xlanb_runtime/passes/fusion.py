@@ -23,8 +23,9 @@ Kinds of kernel:
           the running value as it is made (`cumsum(x) / n` writes one array).
   dot     a contraction (NumPy's matmul, i.e. its BLAS) followed by its elementwise
           epilogue (bias, activation) in one generated loop, in place when possible.
-  scatter a scatter-add: one loop writes the base (its producers fused), a second adds
-          the updates (their producers fused) at the rows their indices name.
+  scatter a scatter-add or a scatter: one loop writes the base (its producers fused), a
+          second adds (assigns, in order) the updates (their producers fused) at the rows
+          their indices name.
   library ops the code generator does not emit (a concatenate of more than 32 arrays,
           interior pad, arg-reduce, reshape views, all-reduce, library calls, rolled
           loops): one call each, its reason the first of its `decisions`.  A concatenate
@@ -220,7 +221,7 @@ def kernel_kind(node: Node) -> str:
         return "reduce"
     if node.op is Op.DOT:
         return "dot"
-    if node.op is Op.SCATTER_ADD:
+    if node.op in (Op.SCATTER_ADD, Op.SCATTER):
         return "scatter"
     if node.op is Op.SCAN:
         return "scan"
@@ -376,7 +377,7 @@ class _Planner:
             if user.op is Op.REDUCE:
                 regions.add("in")
                 continue
-            if user.op is Op.SCATTER_ADD:       # base -> output space; indices, updates -> in
+            if user.op in (Op.SCATTER_ADD, Op.SCATTER):   # base -> output space; the rest -> in
                 for position, operand in enumerate(user.inputs):
                     if operand is node:
                         regions.add("loop" if position == 0 else "in")

@@ -248,9 +248,10 @@ def _last_writes(advanced, sizes: list[int], shape) -> tuple[np.ndarray, np.ndar
 def _advanced_update(x: Node, plan: _Plan, value) -> Node | None:
     """x[i0, :, i1] = v with integer-array indices and full slices: scatter-add + select.
 
-    A scalar v is exact for any indices (the scatter only counts hits); an array v needs
-    provably distinct indices, since NumPy's last-write-wins is not a sum, or concrete ones
-    (then only the last write to each target is scattered).  None: can't.
+    A scalar v is exact for any indices (the scatter only counts hits); an array v with
+    provably distinct indices, or concrete ones (then only the last write to each target is
+    scattered), is a sum; with traced indices that may repeat, a `scatter` assigns in index
+    order (NumPy's last write wins).  None: can't.
     """
     full = all(spec == (0, n, 1) for spec, n in zip(plan.specs, x.shape))
     if plan.reverse or not full or tuple(plan.out_shape) != x.shape:
@@ -268,7 +269,7 @@ def _advanced_update(x: Node, plan: _Plan, value) -> Node | None:
         _last_writes(plan.advanced, [x.shape[p] for p in positions], shape)
     if v.ndim == 0:
         placed = B.broadcast(v, merged.shape)
-    elif _provably_unique(plan.advanced, shape) or last is not None:
+    else:
         k, rest_shape = len(shape), [x.shape[d] for d in rest]
         perm = _placement(positions, k, k + len(rest))
         target = shape + tuple(rest_shape)
@@ -279,6 +280,8 @@ def _advanced_update(x: Node, plan: _Plan, value) -> Node | None:
         v = broadcast_to(v, target)
         if perm is not None:
             v = B.transpose(v, list(np.argsort(perm)))
+        if last is None and not _provably_unique(plan.advanced, shape):
+            return _restore(B.scatter(merged, linear, v, 0), x, positions, rest)
         if last is not None:             # repeated concrete indices: the last write wins
             keep, targets = last
             v = B.gather(B.reshape(v, (int(np.prod(shape, dtype=np.int64)),) + tuple(rest_shape)),
@@ -286,10 +289,12 @@ def _advanced_update(x: Node, plan: _Plan, value) -> Node | None:
             linear = constant_node(targets)
         zeros = B.broadcast(scalar(0, x.dtype), merged.shape)
         placed = B.scatter_add(zeros, linear, v, 0)
-    else:
-        return None
-    updated = B.reshape(B.select(hit, placed, merged), [x.shape[p] for p in positions]
-                        + [x.shape[d] for d in rest])
+    return _restore(B.select(hit, placed, merged), x, positions, rest)
+
+
+def _restore(merged: Node, x: Node, positions: list[int], rest: list[int]) -> Node:
+    """`_merge`'s inverse: the merged axis split back and every axis in x's order."""
+    updated = B.reshape(merged, [x.shape[p] for p in positions] + [x.shape[d] for d in rest])
     return B.transpose(updated, list(np.argsort(positions + rest)))
 
 

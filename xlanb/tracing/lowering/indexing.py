@@ -259,11 +259,7 @@ def _advanced_update(x: Node, plan: _Plan, value) -> Node | None:
     positions = [p for p, _, _ in plan.advanced]
     shape = broadcast_shapes(*(i.shape for _, i, _ in plan.advanced))
     merged, rest = _merge(x, positions)
-    linear = _linear(plan.advanced, [x.shape[p] for p in positions], shape)
-    ones = B.broadcast(scalar(1, np.int32), shape)
-    hits = B.scatter_add(B.broadcast(scalar(0, np.int32), merged.shape[:1]), linear, ones, 0)
-    hit = B.binary(Op.GT, hits, B.broadcast(scalar(0, np.int32), hits.shape))
-    hit = B.broadcast(hit, merged.shape, (0,))
+    written = linear = _linear(plan.advanced, [x.shape[p] for p in positions], shape)
     v = to_node(value, x.dtype)
     last = None if v.ndim == 0 or _provably_unique(plan.advanced, shape) else \
         _last_writes(plan.advanced, [x.shape[p] for p in positions], shape)
@@ -289,7 +285,11 @@ def _advanced_update(x: Node, plan: _Plan, value) -> Node | None:
             linear = constant_node(targets)
         zeros = B.broadcast(scalar(0, x.dtype), merged.shape)
         placed = B.scatter_add(zeros, linear, v, 0)
-    return _restore(B.select(hit, placed, merged), x, positions, rest)
+    ones = B.broadcast(scalar(1, np.int32), shape)
+    hits = B.scatter_add(B.broadcast(scalar(0, np.int32), merged.shape[:1]), written, ones, 0)
+    hit = B.binary(Op.GT, hits, B.broadcast(scalar(0, np.int32), hits.shape))
+    return _restore(B.select(B.broadcast(hit, merged.shape, (0,)), placed, merged), x,
+                    positions, rest)
 
 
 def _restore(merged: Node, x: Node, positions: list[int], rest: list[int]) -> Node:

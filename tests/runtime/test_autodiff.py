@@ -95,6 +95,9 @@ CASES = {
     Op.GATHER: (lambda x: B.gather(x, B.constant(np.array([2, 0, 2, 1])), 0), [(S, ANY)]),
     Op.SCATTER_ADD: (lambda x, v: B.scatter_add(x, B.constant(np.array([1, 1, 0])), v, 1),
                      [(S, ANY), ((3, 3), ANY)]),
+    # column 1 written twice (the second write wins), column 2 never
+    Op.SCATTER: (lambda x, v: B.scatter(x, B.constant(np.array([1, 3, 1, 0])), v, 1),
+                 [(S, ANY), ((3, 4), ANY)]),
     Op.ALL_REDUCE: (lambda x: B.all_reduce(x, "sum"), [(S, ANY)]),
     # library calls with rules (autodiff/library_rules.py), one chain through them all
     Op.LIBRARY_CALL: (lambda a, b: library_chain(a, b), [((3, 3), ANY), ((3,), ANY)]),

@@ -428,7 +428,11 @@ def _old_values_read(kernel, base: Node, root: Node, step: int, overwrites, stor
 def _in_place_base(kernel, storage: dict[int, Storage]) -> Node | None:
     """x of a loop kernel computing `x[a:b] = v` from x in its own buffer.  v reads x, or
     a value that may share x's buffer, only at the element it replaces, or the kernel
-    computes v whole before writing (codegen/cpu.py `region_needs_staging`)."""
+    computes v whole before writing (codegen/cpu.py `region_needs_staging`).  Or x of a
+    scatter kernel whose indices and updates read nothing in x's buffer (`x[idx] = v`,
+    `np.add.at(x, idx, v)`): its base loop is then skipped, and only updated rows written."""
+    if kernel.kind == "scatter":
+        return _scatter_base(kernel, storage)
     if kernel.kind != "loop" or len(kernel.outputs) != 1 or kernel.outputs[0] is not \
             kernel.root:
         return None
@@ -440,6 +444,19 @@ def _in_place_base(kernel, storage: dict[int, Storage]) -> Node | None:
             i is not base and _root(i, storage) is _root(base, storage)
             for i in kernel.inputs):
         return None                            # cannot happen: aliases have x's size
+    return base
+
+
+def _scatter_base(kernel, storage: dict[int, Storage]) -> Node | None:
+    """The base of a scatter kernel that may take its buffer: an input of the kernel, and
+    no other input (what the indices and updates are computed from) in its buffer; a
+    gathered x[idx] of the same x would read rows earlier updates replaced."""
+    base = kernel.root.inputs[0]
+    if kernel.contains(base) or len(kernel.outputs) != 1 or any(
+            i is not base and _root(i, storage) is _root(base, storage) for i in kernel.inputs):
+        return None
+    if any(base in node.inputs for node in kernel.nodes if node is not kernel.root):
+        return None
     return base
 
 

@@ -387,3 +387,40 @@ def test_a_lowered_program_called_with_arguments_sharing_memory_raises():
     np.testing.assert_array_equal(x, np.arange(16.0))
     compiled(x, np.ones(16))
     np.testing.assert_array_equal(x[1:], 2.0)
+
+
+def scatter_assign(x, idx, v):
+    x[idx] = v
+
+
+def scatter_increment(x, idx, v):
+    x[idx] += v                     # NumPy: a repeated row gains v once
+
+
+def scatter_add_at(x, idx, v):
+    np.add.at(x, idx, v)
+
+
+def scatter_gathers_its_base(x, idx, v):
+    x[idx] = v * x[idx[::-1]]       # gathered rows of x: a kernel of their own, first
+
+
+def scatter_reads_its_base(x, idx, v):
+    x[idx] = x[:6] * 2 + v          # a slice of x read by the updates: not in place
+
+
+@pytest.mark.parametrize("fn", [scatter_assign, scatter_increment, scatter_add_at,
+                                scatter_gathers_its_base, scatter_reads_its_base],
+                         ids=lambda f: f.__name__)
+def test_a_scatter_updates_the_argument_in_place(fn):
+    """x[idx] = v, x[idx] += v (x[idx] + v gathered first, by a kernel of its own) and
+    np.add.at write only the updated rows, into the argument itself: no copy of x,
+    NumPy's values with repeated indices (the last write wins; add.at accumulates).
+    Updates reading x inside the scatter kernel (a slice) keep a buffer of their own."""
+    def make():
+        rng = np.random.default_rng(5)
+        return [rng.random((12, 3)), np.array([3, 7, 3, -1, 0, 7]), rng.random((6, 3))]
+    source = _driver(fn, make())
+    in_place = fn is not scatter_reads_its_base
+    assert ("_empty((12, 3)" not in source) == in_place, source
+    _compare(fn, make)

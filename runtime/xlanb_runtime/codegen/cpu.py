@@ -517,9 +517,14 @@ class _Codegen:
         root = self.k.root
         base, indices, updates = root.inputs
         axis, rank = root.arg, indices.ndim
+        # the driver may hand the base's own buffer as out0 (buffers.py `_scatter_base`)
+        own_buffer = any(i is base for i in self.k.inputs)
+        if own_buffer:
+            self.emit(f"if out0.ctypes.data != {self.input_name(base)}.ctypes.data:")
+            self.depth += 1
         idx = self.open_loops(self.size_names(root.shape), "i", self.parallel)
         self.emit(f"out0[{', '.join(idx) or '0'}] = {self.value(base, idx, {})}")
-        self.depth -= len(idx)
+        self.depth -= len(idx) + own_buffer
         upd = self.open_loops(self.size_names(updates.shape, "u"), "k")
         cache: dict = {}
         position = self.value(indices, upd[axis:axis + rank], cache)

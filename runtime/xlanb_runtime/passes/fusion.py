@@ -457,6 +457,10 @@ class _Planner:
                                f"{MAX_KERNEL_OPS} ops (Numba's compile time grows faster "
                                "than a function's size)")
         region, direct = placement
+        if kernel.kind == "scatter" and region == "in" and node.op is Op.GATHER and \
+                node.inputs[0] is kernel.root.inputs[0]:
+            return Decision.no(f"not fused: {what} reads rows of the scatter's base: "
+                               "gathered first, the scatter may write the base in place")
         if node.op is Op.REDUCE and kernel.kind == "reduce" and region == "out":
             first = kernel.reductions[0]
             if not (direct and node.inputs[0].shape == first.inputs[0].shape

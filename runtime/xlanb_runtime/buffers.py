@@ -415,11 +415,13 @@ def _old_values_read(kernel, base: Node, root: Node, step: int, overwrites, stor
                      ) -> bool:
     """Whether a later kernel keeps elements of x's buffer, as they were before this
     kernel's update, that the update replaces: an update of another region, or of a
-    node other than x in x's buffer (a view)."""
-    update = kernel_region_update(kernel)
+    node other than x in x's buffer (a view).  A scatter's rows are not a region: any
+    later update of x's buffer counts."""
+    update = kernel_region_update(kernel) if kernel.kind == "loop" else None
     for node, uses in overwrites.values():
         if _root(node, storage) is root and any(
-                later > step and (node is not base or not same_region(over, update))
+                later > step and (node is not base or update is None
+                                  or not same_region(over, update))
                 for later, over in uses):
             return True
     return False

@@ -3,6 +3,7 @@ tuned for, each result and argument checked against NumPy first.
 
     python benchmarks/bench_heldout.py                  # single-thread mode
     python benchmarks/bench_heldout.py --filter arctan  # kernels whose name contains it
+    python benchmarks/bench_heldout.py --batch 2        # the second batch only
 
 Per kernel: whether xlanb's outputs and arguments after the call match NumPy's (outputs
 and every argument, with NumPy's own call on copies of the same arrays; float tolerance by
@@ -28,6 +29,8 @@ if __name__ == "__main__":
     _parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     _parser.add_argument("--threads", type=int, default=1)
     _parser.add_argument("--filter", default="", help="run the kernels whose name contains it")
+    _parser.add_argument("--batch", type=int, choices=(1, 2), default=None,
+                         help="one batch only (heldout_kernels.py, heldout_kernels_2.py)")
     _parser.add_argument("--repeats", type=int, default=9)
     _parser.add_argument("--min-seconds", type=float, default=0.5)
     ARGS = _parser.parse_args()
@@ -36,7 +39,10 @@ if __name__ == "__main__":
 import numpy as np  # noqa: E402
 
 import xlanb  # noqa: E402
-from heldout_kernels import KERNELS  # noqa: E402
+import heldout_kernels  # noqa: E402
+import heldout_kernels_2  # noqa: E402
+
+BATCHES = {1: heldout_kernels.KERNELS, 2: heldout_kernels_2.KERNELS}
 
 
 def _leaves(value) -> list:
@@ -73,7 +79,8 @@ def main() -> int:
     print(f"held-out kernels, {ARGS.threads} thread(s); ratios > 1: xlanb faster")
     print(f"{'kernel':42s} {'numpy ms':>9s} {'xlanb ms':>9s} {'np/xlanb':>9s} {'IQR':>11s}  check")
     ratios, below, wrong = {}, [], []
-    for name, fn, make in KERNELS:
+    batches = [ARGS.batch] if ARGS.batch else sorted(BATCHES)
+    for name, fn, make in [kernel for b in batches for kernel in BATCHES[b]]:
         if ARGS.filter not in name:
             continue
         jitted = xlanb.jit(fn, tiered=False)

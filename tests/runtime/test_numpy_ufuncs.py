@@ -86,3 +86,50 @@ def test_a_power_whose_base_is_also_returned_is_not_split():
     got = compiled(x)
     np.testing.assert_allclose(got[0], (x * 2.0 + 1.0) ** 1.7, rtol=1e-14)
     np.testing.assert_array_equal(got[1], x * 2.0 + 1.0)
+
+
+def test_a_float64_power_inside_a_kernel_runs_as_numpys_between_two_parts():
+    img = RNG.integers(0, 256, (160, 240), dtype=np.uint8)
+
+    def gamma(img):                     # the base computed first, the rest after the pow
+        return ((img / 255.0) ** 2.2 * 255).astype(np.uint8)
+
+    kinds, compiled = _kinds(gamma, img)
+    if AVX512:
+        assert kinds == ["loop", "library", "loop"], kinds
+        assert "np.power(b1, " in compiled.executable.driver_source
+    for _ in range(2):                  # the pow's buffer is the base's: twice the same
+        np.testing.assert_array_equal(compiled(img), gamma(img))
+
+
+def test_a_float64_power_of_an_argument_inside_a_kernel_gets_its_own_buffer():
+    x = RNG.uniform(0.1, 2.0, N)
+
+    def fn(x):
+        return x ** 2.2 * 3.0 + x
+
+    kinds, compiled = _kinds(fn, x)
+    if AVX512:
+        assert kinds == ["library", "loop"], kinds
+    x_before = x.copy()
+    np.testing.assert_allclose(compiled(x), fn(x), rtol=1e-14)
+    np.testing.assert_array_equal(x, x_before)
+
+
+def test_a_power_whose_base_the_rest_reads_stays_fused():
+    x = RNG.uniform(0.1, 2.0, N)
+
+    def fn(x):                          # (2x + 1) is read after the pow too
+        b = x * 2.0 + 1.0
+        return b ** 1.7 * b
+
+    kinds, compiled = _kinds(fn, x)
+    assert kinds == ["loop"], kinds
+    np.testing.assert_allclose(compiled(x), fn(x), rtol=1e-14)
+
+
+def test_float32_powers_inside_a_kernel_stay_fused():
+    x = RNG.uniform(0.1, 2.0, N).astype(np.float32)
+    kinds, compiled = _kinds(lambda x: (x * 2) ** np.float32(1.7) * 3, x)
+    assert kinds == ["loop"], kinds
+    assert_close(compiled(x), (x * 2) ** np.float32(1.7) * 3)

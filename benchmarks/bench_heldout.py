@@ -49,13 +49,15 @@ def _leaves(value) -> list:
     return list(value) if isinstance(value, tuple) else [value]
 
 
-def mismatch(got, want) -> str:
-    """'' where `got` is NumPy's `want` (float tolerance by dtype), else what differs."""
+def mismatch(got, want, single: bool = False) -> str:
+    """'' where `got` is NumPy's `want` (float tolerance by dtype, float32's where the
+    computation had `single` precision operands: NumPy's float64 result of float32 steps
+    carries their rounding), else what differs."""
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape or got.dtype != want.dtype:
         return f"{got.dtype}{got.shape} vs NumPy's {want.dtype}{want.shape}"
     if want.dtype.kind in "fc":
-        tol = 2e-4 if want.dtype in (np.float32, np.complex64) else 1e-9
+        tol = 2e-4 if single or want.dtype in (np.float32, np.complex64) else 1e-9
         scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
         if np.allclose(got, want, rtol=tol, atol=tol * scale, equal_nan=True):
             return ""
@@ -67,11 +69,12 @@ def check(fn, jitted, make) -> tuple[list, str]:
     """(arguments for timing, '' or what differs from NumPy in outputs or arguments)."""
     args = make()
     ours, numpy_args = copy.deepcopy(args), copy.deepcopy(args)
+    single = any(np.asarray(a).dtype in (np.float32, np.complex64, np.float16) for a in args)
     want, got = fn(*numpy_args), jitted(*ours)
     problems = [f"output {i}: {m}" for i, (g, w) in enumerate(zip(_leaves(got), _leaves(want)))
-                if (m := mismatch(g, w))]
+                if (m := mismatch(g, w, single))]
     problems += [f"argument {i}: {m}" for i, (g, w) in enumerate(zip(ours, numpy_args))
-                 if (m := mismatch(g, w))]
+                 if (m := mismatch(g, w, single))]
     return ours, "; ".join(problems)
 
 

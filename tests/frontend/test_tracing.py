@@ -408,6 +408,32 @@ def test_reduction_rows(name, fn, make):
     check(fn, make(np.random.default_rng(11)))
 
 
+def test_weighted_average_as_numpy():
+    rng = np.random.default_rng(12)
+    x, w0, w = rng.standard_normal((3, 4)), rng.random(3) + 0.1, rng.random((3, 4)) + 0.1
+    check(lambda x, w0, w: (np.average(x, weights=w), np.average(x, axis=0, weights=w0),
+                            *np.average(x, axis=1, weights=w, returned=True),
+                            *np.average(x, axis=0, weights=w0, keepdims=True, returned=True),
+                            np.average(x.reshape(3, 2, 2), axis=(2, 0), weights=w.T[:2]),
+                            np.average((x > 0), axis=0, weights=w0.astype(F32)),
+                            np.average(x.astype(F32), axis=0, weights=w0.astype(F32))),
+          x, w0, w)
+
+
+@pytest.mark.parametrize("tiered", [False, True])
+def test_weighted_average_raises_numpys_errors(tiered):
+    import xlanb
+    x, w = np.ones((3, 4)), np.array([1.0, -1.0, 0.0])
+    fn = xlanb.jit(lambda x, w: np.average(x, axis=0, weights=w), tiered=tiered)
+    with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+        fn(x, w)
+    assert_same(np.average(x, axis=0, weights=w + 1), fn(x, w + 1), n=3)
+    with pytest.raises(TypeError, match="Axis must be specified"):
+        xlanb.jit(lambda x, w: np.average(x, weights=w))(x, w)
+    with pytest.raises(ValueError, match="Shape of weights must be consistent"):
+        xlanb.jit(lambda x, w: np.average(x, axis=1, weights=w))(x, w)
+
+
 # -- contractions -------------------------------------------------------------------------
 CONTRACTION_ROWS = [
     ("matmul_2d", np.matmul, args_of(normal(3, 4), normal(4, 5))),

@@ -345,6 +345,21 @@ FUNCTIONS["xlanb.check_selected"] = LibraryFunction(
     _linear_flops, binder=_check_selected)
 
 
+def _check_weights(params: dict) -> Callable:
+    """`xlanb.check_weights`: the ZeroDivisionError NumPy's np.average raises for weights
+    that sum to zero (along any averaged slice), and a u8 token."""
+    def call(total):
+        if np.any(total == 0.0):
+            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+        return np.zeros((), np.uint8)
+    return call
+
+
+FUNCTIONS["xlanb.check_weights"] = LibraryFunction(
+    "xlanb.check_weights", lambda ins: [((), np.dtype(np.uint8))], _linear_flops,
+    binder=_check_weights)
+
+
 # -- float16 at the boundary of compiled code (passes/half.py) ------------------------------
 
 def _astype(params: dict) -> Callable:

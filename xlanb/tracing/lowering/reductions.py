@@ -13,7 +13,7 @@ import numpy as np
 from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
-from ..tracer import Tracer
+from ..tracer import Tracer, current_context
 from . import implements, unsupported
 from .promote import dtype_of, normalize_axes, normalize_axis, scalar, to_node, wrap
 
@@ -329,9 +329,9 @@ def ufunc_reduce(ufunc, a, axis=0, dtype=None, out=None, keepdims=False, **kwarg
 
 @implements(np.average)
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
-    """np.mean without weights; with weights sum(a * w) / sum(w), a 1-D `w` along `axis`
-    (NumPy's shape rules; its check that the weights do not sum to zero needs their values:
-    a weighted average runs with NumPy unless `returned` or the weights are known)."""
+    """np.mean without weights; with weights NumPy's sum(a * w) / sum(w) in the result
+    dtype, `w` of a's shape or of a's along `axis`, and NumPy's ZeroDivisionError for
+    weights summing to zero from a run-time check (`xlanb.check_weights`)."""
     x = to_node(a)
     if weights is None:
         avg = wrap(mean_node(x, axis, keepdims))
@@ -341,5 +341,29 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
             [x.shape[d] for d in normalize_axes(axis, x.ndim)], dtype=np.int64))
         return avg, np.full(avg.shape, count, dtype=avg.dtype) if avg.shape else \
             avg.dtype.type(count)
-    return unsupported(np.average, (a,), dict(axis=axis, weights=weights, returned=returned,
-                                              keepdims=keepdims), "np.average(weights=...)")
+    return _weighted_average(wrap(x), axis, weights, returned, keepdims)
+
+
+def _weighted_average(a, axis, weights, returned: bool, keepdims: bool):
+    from .library import call
+    axes = None if axis is None else normalize_axes(axis, a.ndim)
+    w = wrap(to_node(weights))
+    if a.shape != w.shape:                      # NumPy's _weights_are_valid
+        if axes is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if w.shape != tuple(a.shape[ax] for ax in axes):
+            raise ValueError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")
+        w = np.transpose(w, np.argsort(axes)).reshape(
+            tuple(s if ax in axes else 1 for ax, s in enumerate(a.shape)))
+    result_dtype = np.result_type(a.dtype, w.dtype, "f8") if a.dtype.kind in "biu" else \
+        np.result_type(a.dtype, w.dtype)
+    keep = {"keepdims": keepdims} if keepdims else {}
+    total = np.sum(w, axis=axes, dtype=result_dtype, **keep)
+    current_context().checks.append(to_node(call("xlanb.check_weights", [to_node(total)])))
+    avg = np.multiply(a, w, dtype=result_dtype).sum(axes, **keep) / total
+    if not returned:
+        return avg
+    if total.shape != avg.shape:
+        total = np.broadcast_to(total, avg.shape).copy()
+    return avg, total

@@ -178,3 +178,25 @@ def test_lexsort_of_a_1d_array_is_one_key_per_element():
     for g, e in zip(got, expected):
         assert np.shape(g) == np.shape(e)
         np.testing.assert_array_equal(g, e)
+
+
+def test_isin_of_a_few_values_fuses_as_numpys_equality():
+    rng = np.random.default_rng(3)
+    x, xf = rng.integers(0, 20, 300), rng.standard_normal(300)
+    xf[::7] = np.nan
+    cases = [(lambda x: np.isin(x, np.array([3, 7, 11])), x),
+             (lambda x: np.isin(x, np.array([3, 7, 11]), invert=True), x),
+             (lambda x: np.isin(x.reshape(10, 30), np.array([[3, 7], [11, 2]])), x),
+             (lambda x: np.isin(x, np.array([3.0, 7.5, np.nan])), x),     # NaN matches none
+             (lambda x: np.isin(x, np.array([np.nan, 0.0])), xf),
+             (lambda x: np.isin(x.astype(np.uint8), np.array([-1, 3, 300])), x),
+             (lambda x: np.isin(x > 5, np.array([True])), x),
+             (lambda x: np.isin(x, x[:3]), x)]                            # traced values
+    for fn, arg in cases:
+        compiled = xlanb.jit(fn, tiered=False).lower(arg).compile()
+        assert [k.kind for k in compiled.kernels] == ["loop"]
+        got, want = compiled(arg), fn(arg)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    many = xlanb.jit(lambda x: np.isin(x, np.arange(40)), tiered=False).lower(x).compile()
+    assert [k.kind for k in many.kernels] == ["library"]         # NumPy's sort or table

@@ -390,6 +390,13 @@ REDUCTION_ROWS = [
     ("average", lambda x: (np.average(x), np.average(x, axis=0),
                            np.average(x, axis=1, keepdims=True), *np.average(x, returned=True),
                            *np.average(x, axis=1, returned=True)), normal(3, 4)),
+    ("logaddexp_reduce", lambda x: (np.logaddexp.reduce(x, axis=1), np.logaddexp2.reduce(x),
+                                    np.logaddexp.reduce(x, axis=None, keepdims=True),
+                                    np.logaddexp.reduce(x[:0]), np.logaddexp.reduce(
+                                        x.astype(F32), axis=(0, 1))),
+     lambda rng: np.vstack([rng.standard_normal((2, 4)) * 30, [-np.inf] * 4,
+                            [1.0, np.inf, -np.inf, 2.0], [np.inf] * 4,
+                            [0.0, np.nan, 1.0, 1.0]])),
     ("any_all", lambda x: (np.any(x > 1), x.all(axis=0), np.all(x, axis=1, keepdims=True),
                            (x > 0).any(axis=(0, 1))), normal(3, 4)),
     ("any_int", lambda x: (np.any(x), np.all(x, axis=0)), ints(3, 4, low=0, high=2)),

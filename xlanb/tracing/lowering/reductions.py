@@ -315,8 +315,36 @@ _UFUNC_REDUCTIONS = {np.add: sum_, np.multiply: prod, np.maximum: max_, np.minim
                      np.logical_and: all_, np.logical_or: any_}
 
 
+def _log_add_exp_reduce(exp, log):
+    """`np.logaddexp.reduce` (`exp, log` = np.exp, np.log) or `np.logaddexp2.reduce`
+    (np.exp2, np.log2) of floats: max + log(sum(exp(x - max))), one row pass instead of
+    NumPy's chain of pairwise logaddexps (its result within rounding: each of NumPy's steps
+    rounds, this sums exponentials at most 1).  A slice of -infs gives -inf, one +inf or
+    NaN gives it (the max is replaced by 0 where not finite), an empty one -inf (the
+    identity), as NumPy."""
+    def rule(a, axis=0, out=None, keepdims=False):
+        x = wrap(to_node(a))
+        axes = tuple(range(x.ndim)) if axis is None else normalize_axes(axis, x.ndim)
+        if any(x.shape[d] == 0 for d in axes):
+            return _with_out(out, np.full(
+                [n for d, n in enumerate(x.shape) if keepdims or d not in axes],
+                -np.inf, x.dtype))
+        peak = np.max(x, axis=axes, keepdims=True)
+        peak = np.where(np.isfinite(peak), peak, np.zeros((), x.dtype))
+        total = log(np.sum(exp(x - peak), axis=axes, keepdims=True)) + peak
+        return _with_out(out, total if keepdims else np.squeeze(total, axis=axes))
+    return rule
+
+
+_LOG_ADD_EXP_REDUCTIONS = {np.logaddexp: _log_add_exp_reduce(np.exp, np.log),
+                           np.logaddexp2: _log_add_exp_reduce(np.exp2, np.log2)}
+
+
 def ufunc_reduce(ufunc, a, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
     """`np.add.reduce(x, axis=0)` and friends (note the default axis is 0, not None)."""
+    if ufunc in _LOG_ADD_EXP_REDUCTIONS and dtype is None and not kwargs and \
+            dtype_of(a).kind == "f":
+        return _LOG_ADD_EXP_REDUCTIONS[ufunc](a, axis=axis, out=out, keepdims=keepdims)
     rule = _UFUNC_REDUCTIONS.get(ufunc)
     if rule is None or kwargs:
         return unsupported(ufunc.reduce, (a,), dict(kwargs, axis=axis, dtype=dtype,

@@ -284,6 +284,172 @@ def sq_err_int(a, b):
     return (d * d).sum()
 
 
+def returns_stats(prices):
+    r = np.diff(np.log(prices))
+    return r.mean(), r.std(), (r > 0).mean()
+
+
+def drawdown(prices):
+    peak = np.maximum.accumulate(prices)
+    return ((prices - peak) / peak).min()
+
+
+def ewma_loop(x, alpha=0.1):
+    out = np.empty_like(x)
+    out[0] = x[0]
+    for i in range(1, x.shape[0]):
+        out[i] = alpha * x[i] + (1 - alpha) * out[i - 1]
+    return out
+
+
+def bollinger(x, w=20):
+    c = np.cumsum(np.insert(x, 0, 0.0))
+    ma = (c[w:] - c[:-w]) / w
+    return ma, x[w - 1:] - ma
+
+
+def window_rms(x):
+    frames = x.reshape(-1, 256)
+    return np.sqrt((frames ** 2).mean(axis=1))
+
+
+def hann_frames(x):
+    frames = x.reshape(-1, 512)
+    return frames * np.hanning(512)
+
+
+def fir_highpass(x):
+    return x[2:] - 2 * x[1:-1] + x[:-2]
+
+
+def complex_rotate(z, theta):
+    return z * np.exp(1j * theta)
+
+
+def magnitude_db(z):
+    return 20 * np.log10(np.abs(z) + 1e-12)
+
+
+def quaternion_mul(q, r):
+    w1, x1, y1, z1 = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    w2, x2, y2, z2 = r[:, 0], r[:, 1], r[:, 2], r[:, 3]
+    return np.stack([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2], axis=1)
+
+
+def rotate_points(p, angle):
+    c, s = np.cos(angle), np.sin(angle)
+    R = np.array([[c, -s], [s, c]])
+    return p @ R.T
+
+
+def bbox_iou(a, b):
+    x1 = np.maximum(a[:, 0], b[:, 0])
+    y1 = np.maximum(a[:, 1], b[:, 1])
+    x2 = np.minimum(a[:, 2], b[:, 2])
+    y2 = np.minimum(a[:, 3], b[:, 3])
+    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
+    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
+    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    return inter / (area_a + area_b - inter)
+
+
+def haversine(lat1, lon1, lat2, lon2):
+    lat1, lon1, lat2, lon2 = map(np.radians, (lat1, lon1, lat2, lon2))
+    a = np.sin((lat2 - lat1) / 2) ** 2 + np.cos(lat1) * np.cos(lat2) * np.sin((lon2 - lon1) / 2) ** 2
+    return 6371.0 * 2 * np.arcsin(np.sqrt(a))
+
+
+def gradient_descent_steps(w, X, y):
+    for _ in range(5):
+        w = w - 0.01 * X.T @ (X @ w - y) / X.shape[0]
+    return w
+
+
+def power_iteration(A):
+    v = np.ones(A.shape[0]) / np.sqrt(A.shape[0])
+    for _ in range(10):
+        v = A @ v
+        v = v / np.linalg.norm(v)
+    return v @ A @ v
+
+
+def gram_schmidt_step(Q, a):
+    return a - Q @ (Q.T @ a)
+
+
+def softmax_temp_f32(z, t=np.float32(0.5)):
+    z = z / t
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def triplet_loss(a, p, n, margin=1.0):
+    dp = ((a - p) ** 2).sum(1)
+    dn = ((a - n) ** 2).sum(1)
+    return np.maximum(dp - dn + margin, 0).mean()
+
+
+def dice_coef(pred, target):
+    inter = (pred * target).sum(axis=(1, 2))
+    return 2 * inter / (pred.sum(axis=(1, 2)) + target.sum(axis=(1, 2)) + 1e-7)
+
+
+def rmsnorm_f32(x, g):
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + np.float32(1e-6)) * g
+
+
+def embedding_bag(table, idx):
+    return table[idx].mean(axis=1)
+
+
+def pixel_threshold(img):
+    return np.where(img > 128, 255, 0).astype(np.uint8)
+
+
+def alpha_blend(a, b, alpha):
+    return (a.astype(np.float32) * alpha + b.astype(np.float32) * (1 - alpha)).astype(np.uint8)
+
+
+def bit_count_parity(x):
+    y = x ^ (x >> 1)
+    y = y ^ (y >> 2)
+    y = (y & 0x1111111111111111) * 0x1111111111111111
+    return (y >> 60) & 1
+
+
+def lcg_ints(x):
+    return (x * 6364136223846793005 + 1442695040888963407) >> 33
+
+
+def clip_grad_rows(g, max_norm=1.0):
+    n = np.sqrt((g * g).sum(1, keepdims=True))
+    return g * np.minimum(1.0, max_norm / (n + 1e-6))
+
+
+def sigmoid_bce_f32(z, y):
+    return np.mean(np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z))))
+
+
+def angle_between(u, v):
+    c = (u * v).sum(1) / (np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1))
+    return np.arccos(np.clip(c, -1, 1))
+
+
+def colsum_where(x):
+    return np.where(x > 0, x, 0).sum(axis=0)
+
+
+def mean_abs_dev(x):
+    return np.abs(x - np.median(x)).mean()
+
+
+def spline_eval(t):
+    return ((2 * t - 3) * t * t + 1, ((t - 2) * t + 1) * t, (-2 * t + 3) * t * t, (t - 1) * t * t)
+
+
 KERNELS = [
     ("pairwise dist 1000x500x64", pairwise_dist, lambda: [nrm(1000, 64), nrm(500, 64)]),
     ("RBF kernel 1000x500x64 f32", rbf_kernel, lambda: [nrm(1000, 64, dt=f32) / 8,
@@ -363,4 +529,55 @@ KERNELS = [
     ("sq err uint8 as int64 1e6", sq_err_int,
      lambda: [R.integers(0, 256, 1_000_000, dtype=np.uint8),
               R.integers(0, 256, 1_000_000, dtype=np.uint8)]),
+]
+
+KERNELS += [
+    ("log returns stats 1e6", returns_stats, lambda: [np.exp(np.cumsum(nrm(1_000_000) * 1e-3))]),
+    ("max drawdown 1e6", drawdown, lambda: [np.exp(np.cumsum(nrm(1_000_000) * 1e-3))]),
+    ("EWMA python loop 2000", ewma_loop, lambda: [nrm(2000)]),
+    ("bollinger cumsum w20 1e6", bollinger, lambda: [nrm(1_000_000)]),
+    ("frame RMS 256 1e6 f32", window_rms, lambda: [nrm(1_048_576, dt=f32)]),
+    ("hann frames 512 1e6", hann_frames, lambda: [nrm(1_048_576)]),
+    ("FIR 2nd diff 1e6 f32", fir_highpass, lambda: [nrm(1_000_000, dt=f32)]),
+    ("complex rotate c128 1e6", complex_rotate,
+     lambda: [nrm(1_000_000) + 1j * nrm(1_000_000), nrm(1_000_000)]),
+    ("magnitude dB c64 1e6", magnitude_db,
+     lambda: [(nrm(1_000_000) + 1j * nrm(1_000_000)).astype(np.complex64)]),
+    ("quaternion mul 1e5", quaternion_mul, lambda: [nrm(100_000, 4), nrm(100_000, 4)]),
+    ("rotate points 1e5x2", rotate_points, lambda: [nrm(100_000, 2), np.float64(0.3)]),
+    ("bbox IoU 1e5", bbox_iou,
+     lambda: [np.sort(uni(100_000, 4), axis=1)[:, [0, 1, 2, 3]],
+              np.sort(uni(100_000, 4), axis=1)[:, [0, 1, 2, 3]]]),
+    ("haversine 1e6", haversine,
+     lambda: [uni(1_000_000, lo=-80, hi=80), uni(1_000_000, lo=-180, hi=180),
+              uni(1_000_000, lo=-80, hi=80), uni(1_000_000, lo=-180, hi=180)]),
+    ("5 GD steps 5000x32", gradient_descent_steps,
+     lambda: [nrm(32), nrm(5000, 32), nrm(5000)]),
+    ("power iteration 10 256x256", power_iteration,
+     lambda: [(lambda a: a @ a.T)(nrm(256, 256))]),
+    ("gram-schmidt step 1000x20", gram_schmidt_step,
+     lambda: [np.linalg.qr(nrm(1000, 20))[0], nrm(1000)]),
+    ("softmax temp 1000x1000 f32", softmax_temp_f32, lambda: [nrm(1000, 1000, dt=f32)]),
+    ("triplet loss 10000x64", triplet_loss,
+     lambda: [nrm(10000, 64), nrm(10000, 64), nrm(10000, 64)]),
+    ("dice 16x128x128 f32", dice_coef,
+     lambda: [uni(16, 128, 128, dt=f32), (uni(16, 128, 128) > 0.5).astype(f32)]),
+    ("RMSNorm 4096x512 f32", rmsnorm_f32, lambda: [nrm(4096, 512, dt=f32), uni(512, dt=f32)]),
+    ("embedding bag 4096x8 of 10000x64 f32", embedding_bag,
+     lambda: [nrm(10000, 64, dt=f32), R.integers(0, 10000, (4096, 8))]),
+    ("threshold uint8 1024x1024", pixel_threshold,
+     lambda: [R.integers(0, 256, (1024, 1024), dtype=np.uint8)]),
+    ("alpha blend uint8 1024x1024x3", alpha_blend,
+     lambda: [R.integers(0, 256, (1024, 1024, 3), dtype=np.uint8),
+              R.integers(0, 256, (1024, 1024, 3), dtype=np.uint8), np.float32(0.3)]),
+    ("parity bits int64 1e6", bit_count_parity,
+     lambda: [R.integers(0, 2 ** 62, 1_000_000)]),
+    ("LCG int64 1e6", lcg_ints, lambda: [R.integers(0, 2 ** 62, 1_000_000)]),
+    ("clip grad rows 10000x128", clip_grad_rows, lambda: [nrm(10000, 128)]),
+    ("sigmoid BCE 1e6 f32", sigmoid_bce_f32,
+     lambda: [nrm(1_000_000, dt=f32), (uni(1_000_000) > 0.5).astype(f32)]),
+    ("angle between 1e5x3", angle_between, lambda: [nrm(100_000, 3), nrm(100_000, 3)]),
+    ("colsum where 10000x64", colsum_where, lambda: [nrm(10000, 64)]),
+    ("mean abs dev median 1e6", mean_abs_dev, lambda: [nrm(1_000_000)]),
+    ("hermite basis 1e6", spline_eval, lambda: [uni(1_000_000)]),
 ]

@@ -43,8 +43,13 @@ from .vecmath import REASSOC_SAFE, SEALED
 
 # No `arcp`: with it LLVM turns float32 `y / np.sqrt(x)` into an rsqrt estimate plus a
 # Newton step, which gives nan for x = 0 and x = inf (NumPy: inf, 0) and is not correctly
-# rounded (1/sqrt(4) = 0.49999997); NumPy's division is IEEE division
-BASE_FASTMATH = ("nsz", "contract", "afn")
+# rounded (1/sqrt(4) = 0.49999997); NumPy's division is IEEE division.  No `contract`:
+# NumPy rounds each multiply and add, and one fma rounding instead moves results across
+# a truncation (a uint8 alpha blend, `(a * 0.3 + b * 0.7).astype(np.uint8)`, differed in
+# 0.26% of its pixels); vecmath's polynomials fuse through explicit muladd calls.  Dot
+# kernels contract (CONTRACTING_KINDS): NumPy's BLAS fuses its products too.
+BASE_FASTMATH = ("nsz", "afn")
+CONTRACTING_KINDS = ("dot", "gemv_pair")
 MAX_INDEX_TEXT = 200     # characters: a longer index expression becomes a variable
 SCAN_CHUNK = 256         # elements of a last-axis scan per pass through its L1 buffer
 
@@ -1101,7 +1106,8 @@ class _Codegen:
         # their sealed copies (LLVM inlines those with their own flags)
         reassociate = (k.kind in ("reduce", "row") or self.narrow) and self.loop_carried
         sealed = [name for name in used if reassociate and name not in REASSOC_SAFE]
-        fastmath = set(BASE_FASTMATH) | ({"reassoc"} if reassociate else set())
+        fastmath = set(BASE_FASTMATH) | ({"reassoc"} if reassociate else set()) | \
+            ({"contract"} if k.kind in CONTRACTING_KINDS else set())
         if re.search(r"\*\*", body):        # float powers call pow_f32/pow_f64 instead
             # with `afn` LLVM turns pow(x, float(int)) into powi, whose runtime helper
             # (__powisf2) Numba does not link: the process would crash.  Integer powers

@@ -15,12 +15,14 @@ Generated kernels import the per-dtype functions by name::
     from xlanb_runtime.codegen.vecmath import exp_f32, tanh_f32
 
 and call them inside loops compiled with ``njit(error_model="numpy",
-fastmath={"nsz", "contract", "afn"}, cache=True)`` (codegen/cpu.py).  ``VECMATH`` maps an
+fastmath={"nsz", "afn"}, cache=True)`` (codegen/cpu.py).  ``VECMATH`` maps an
 op name to its ``(float32 name, float64 name)``.  The functions are
 ``njit(inline="always")``: Numba inlines them into the caller's IR, so they get
 the caller's fastmath flags and vectorize with it; called from Python or
 non-inlining callers they still work (compiled with ``error_model="numpy"`` and
-``fastmath={"nsz", "contract"}``).
+``fastmath={"nsz"}``).  No ``contract`` anywhere: every multiply-add that may fuse is an
+explicit ``muladd`` (llvm.fmuladd: one fma where the CPU has it), so a function's values
+do not depend on its caller's flags, and the caller's own arithmetic rounds as NumPy's.
 
 Methods: Cody-Waite range reduction + minimax polynomials (coefficients fitted
 for this module with a Remez exchange in mpmath at 50 digits, then rounded to
@@ -151,7 +153,7 @@ from numba.extending import intrinsic
 
 __all__ = [
     "VECMATH", "VECMATH_VERSION", "REASSOC_SAFE", "TRIG_MAX_F32", "TRIG_MAX_F64",
-    "f32_as_i32", "i32_as_f32", "f64_as_i64", "i64_as_f64", "rint", "fma",
+    "f32_as_i32", "i32_as_f32", "f64_as_i64", "i64_as_f64", "rint", "fma", "muladd",
     "prefer_wide_vectors",
     "fmaximum", "fminimum",
     "exp_f32", "exp_f64", "exp2_f32", "exp2_f64", "expm1_f32", "expm1_f64", "log_f32", "log_f64",
@@ -167,7 +169,7 @@ __all__ = [
 
 # Bump when any function's numerics change (generated sources embed it so the
 # Numba cache of their kernels is invalidated).
-VECMATH_VERSION = "3"
+VECMATH_VERSION = "4"
 
 # Functions whose accuracy holds when inlined into a caller compiled with `reassoc` (their
 # range reductions use fma calls); fused reductions may only reassociate around these.
@@ -268,6 +270,23 @@ def _nan_propagating(llvm_name: str, doc: str):
 # (LLVM needs `nnan` for that); llvm.maximum/minimum reductions do (10x on softmax rows).
 fmaximum = _nan_propagating("llvm.maximum", "max(a, b), NaN if either is (llvm.maximum).")
 fminimum = _nan_propagating("llvm.minimum", "min(a, b), NaN if either is (llvm.minimum).")
+
+
+@intrinsic
+def muladd(typingctx, a, b, c):
+    """a*b+c, fused into one fma where the CPU has one, else a multiply and an add
+    (llvm.fmuladd): a polynomial's steps contract whatever the caller's fast-math flags,
+    and kernels keep NumPy's rounding of each user multiply and add (no `contract`)."""
+    if a not in (types.float32, types.float64) or not (a == b == c):
+        return None
+
+    def codegen(context, builder, sig, args):
+        lty = args[0].type
+        fn = builder.module.declare_intrinsic(
+            "llvm.fmuladd", [lty], ir.FunctionType(lty, [lty, lty, lty]))
+        return builder.call(fn, args)
+
+    return a(a, a, a), codegen
 
 
 @intrinsic
@@ -376,7 +395,7 @@ _logsplit_f32 = _logsplit_intrinsic(types.float32, _F32, _I32, 0x3F800000,
 _logsplit_f64 = _logsplit_intrinsic(types.float64, _F64, _I64, 0x3FF0000000000000,
                                     0x3FE6A09E667F3BCD, 52, 1023)
 
-_vm = njit(inline="always", error_model="numpy", fastmath={"nsz", "contract"})
+_vm = njit(inline="always", error_model="numpy", fastmath={"nsz"})
 
 # ---------------------------------------------------------------------------
 # Constants.  Every constant used by an _f32 function is an np.float32 so the
@@ -498,11 +517,11 @@ def _exp_reduced_f32(n, r, lo):
     """2^n e^(r + lo) for an integral float n, |r| <= ln2/2 (plus a little) and lo a
     correction below r's last bit."""
     p = _E32_4
-    p = p * r + _E32_3
-    p = p * r + _E32_2
-    p = p * r + _E32_1
-    p = p * r + _E32_0
-    p = _ONE32 + (r + (r * r * p + lo))
+    p = muladd(p, r, _E32_3)
+    p = muladd(p, r, _E32_2)
+    p = muladd(p, r, _E32_1)
+    p = muladd(p, r, _E32_0)
+    p = _ONE32 + (r + muladd(r * r, p, lo))
     n1 = rint(n * _HALF32)                      # 2^n = 2^n1 * 2^(n-n1), both normal
     return p * _pow2_f32(n1) * _pow2_f32(n - n1)
 
@@ -524,16 +543,16 @@ def _exp_reduced_f64(n, r, lo):
     """2^n e^(r + lo) for an integral float n, |r| <= ln2/2 (plus a little) and lo a
     correction below r's last bit."""
     p = _E64_9
-    p = p * r + _E64_8
-    p = p * r + _E64_7
-    p = p * r + _E64_6
-    p = p * r + _E64_5
-    p = p * r + _E64_4
-    p = p * r + _E64_3
-    p = p * r + _E64_2
-    p = p * r + _E64_1
-    p = p * r + _E64_0
-    p = _ONE64 + (r + (r * r * p + lo))
+    p = muladd(p, r, _E64_8)
+    p = muladd(p, r, _E64_7)
+    p = muladd(p, r, _E64_6)
+    p = muladd(p, r, _E64_5)
+    p = muladd(p, r, _E64_4)
+    p = muladd(p, r, _E64_3)
+    p = muladd(p, r, _E64_2)
+    p = muladd(p, r, _E64_1)
+    p = muladd(p, r, _E64_0)
+    p = _ONE64 + (r + muladd(r * r, p, lo))
     n1 = rint(n * _HALF64)
     return p * _pow2_f64(n1) * _pow2_f64(n - n1)
 
@@ -582,17 +601,17 @@ def expm1_f32(x):
     xc = x if x < _EXP_HI32 else _EXP_HI32
     xc = xc if xc > _EXPM1_LO32 else _EXPM1_LO32
     n = rint(xc * _LOG2E32)
-    r = xc - n * _LN2HI32
-    r = r - n * _LN2LO32
+    r = muladd(-n, _LN2HI32, xc)
+    r = muladd(-n, _LN2LO32, r)
     p = _M32_5
-    p = p * r + _M32_4
-    p = p * r + _M32_3
-    p = p * r + _M32_2
-    p = p * r + _M32_1
-    p = p * r + _M32_0
-    pm1 = r + r * r * p                         # expm1(r)
+    p = muladd(p, r, _M32_4)
+    p = muladd(p, r, _M32_3)
+    p = muladd(p, r, _M32_2)
+    p = muladd(p, r, _M32_1)
+    p = muladd(p, r, _M32_0)
+    pm1 = muladd(r * r, p, r)                         # expm1(r)
     h = _pow2_f32(n - _ONE32)                   # 2^(n-1); n-1 <= 127
-    y = (h * pm1 + (h - _HALF32)) * _TWO32      # 2^n (1 + pm1) - 1
+    y = muladd(h, pm1, h - _HALF32) * _TWO32      # 2^n (1 + pm1) - 1
     return y if x == x else x
 
 
@@ -604,19 +623,19 @@ def expm1_f64(x):
     r = fma(n, -_LN2HI64, xc)
     r = fma(n, -_LN2LO64, r)
     p = _M64_10
-    p = p * r + _M64_9
-    p = p * r + _M64_8
-    p = p * r + _M64_7
-    p = p * r + _M64_6
-    p = p * r + _M64_5
-    p = p * r + _M64_4
-    p = p * r + _M64_3
-    p = p * r + _M64_2
-    p = p * r + _M64_1
-    p = p * r + _M64_0
-    pm1 = r + r * r * p
+    p = muladd(p, r, _M64_9)
+    p = muladd(p, r, _M64_8)
+    p = muladd(p, r, _M64_7)
+    p = muladd(p, r, _M64_6)
+    p = muladd(p, r, _M64_5)
+    p = muladd(p, r, _M64_4)
+    p = muladd(p, r, _M64_3)
+    p = muladd(p, r, _M64_2)
+    p = muladd(p, r, _M64_1)
+    p = muladd(p, r, _M64_0)
+    pm1 = muladd(r * r, p, r)
     h = _pow2_f64(n - _ONE64)
-    y = (h * pm1 + (h - _HALF64)) * _TWO64
+    y = muladd(h, pm1, h - _HALF64) * _TWO64
     return y if x == x else x
 
 
@@ -684,15 +703,15 @@ _M54_64 = -54.0
 def _log1p_kernel_f32(f):
     """log1p(f) - f = -f^2/2 + f^3 P(f) for f in [sqrt(.5)-1, sqrt(2)-1]."""
     p = _L32_7
-    p = p * f + _L32_6
-    p = p * f + _L32_5
-    p = p * f + _L32_4
-    p = p * f + _L32_3
-    p = p * f + _L32_2
-    p = p * f + _L32_1
-    p = p * f + _L32_0
+    p = muladd(p, f, _L32_6)
+    p = muladd(p, f, _L32_5)
+    p = muladd(p, f, _L32_4)
+    p = muladd(p, f, _L32_3)
+    p = muladd(p, f, _L32_2)
+    p = muladd(p, f, _L32_1)
+    p = muladd(p, f, _L32_0)
     z = f * f
-    return z * f * p - _HALF32 * z
+    return muladd(z * f, p, -_HALF32 * z)
 
 
 @_vm
@@ -703,8 +722,8 @@ def log_f32(x):
     k, m = _logsplit_f32(xs)
     k = k + kadj
     f = m - _ONE32
-    y = _log1p_kernel_f32(f) + k * _LN2LO32
-    y = (y + f) + k * _LN2HI32
+    y = muladd(k, _LN2LO32, _log1p_kernel_f32(f))
+    y = muladd(k, _LN2HI32, y + f)
     y = y if x > _ZERO32 else (-_INF32 if x == _ZERO32 else _NAN32)
     return x if x == _INF32 else y
 
@@ -715,8 +734,8 @@ def log1p_f32(x):
     k, m = _logsplit_f32(u)
     c = (x - (u - _ONE32)) / u                  # rounding error of 1+x, relative
     f = m - _ONE32
-    y = _log1p_kernel_f32(f) + (k * _LN2LO32 + c)
-    y = (y + f) + k * _LN2HI32
+    y = _log1p_kernel_f32(f) + muladd(k, _LN2LO32, c)
+    y = muladd(k, _LN2HI32, y + f)
     y = y if x > _NEG_ONE32 else (-_INF32 if x == _NEG_ONE32 else _NAN32)
     return x if x == _INF32 else y
 
@@ -727,14 +746,14 @@ def _log1p_kernel_f64(f):
     s = f / (_TWO64 + f)
     z = s * s
     p = _L64_6
-    p = p * z + _L64_5
-    p = p * z + _L64_4
-    p = p * z + _L64_3
-    p = p * z + _L64_2
-    p = p * z + _L64_1
-    p = p * z + _L64_0
+    p = muladd(p, z, _L64_5)
+    p = muladd(p, z, _L64_4)
+    p = muladd(p, z, _L64_3)
+    p = muladd(p, z, _L64_2)
+    p = muladd(p, z, _L64_1)
+    p = muladd(p, z, _L64_0)
     hfsq = _HALF64 * f * f
-    return s * (hfsq + z * p), hfsq
+    return s * muladd(z, p, hfsq), hfsq
 
 
 @_vm
@@ -746,7 +765,7 @@ def log_f64(x):
     k = k + kadj
     f = m - _ONE64
     t, hfsq = _log1p_kernel_f64(f)
-    y = t + k * _LN2LO64 - hfsq + f + k * _LN2HI64
+    y = muladd(k, _LN2HI64, muladd(k, _LN2LO64, t) - hfsq + f)
     y = y if x > _ZERO64 else (-_INF64 if x == _ZERO64 else _NAN64)
     return x if x == _INF64 else y
 
@@ -765,7 +784,7 @@ def log1p_f64(x):
     c = (x - (u - _ONE64)) * (inv_m * _pow2_f64(-k if k < _LOG1P_KMAX64 else -_LOG1P_KMAX64))
     f = m - _ONE64
     t, hfsq = _log1p_kernel_f64(f)
-    y = t + (k * _LN2LO64 + c) - hfsq + f + k * _LN2HI64
+    y = muladd(k, _LN2HI64, t + muladd(k, _LN2LO64, c) - hfsq + f)
     y = y if x > -_ONE64 else (-_INF64 if x == -_ONE64 else _NAN64)
     return x if x == _INF64 else y
 
@@ -835,14 +854,14 @@ def _sincos_f32(x):
     q = n - _FOUR32 * rint(n * _QUARTER32)
     z = r * r
     s = _S32_3
-    s = s * z + _S32_2
-    s = s * z + _S32_1
-    s = s * z + _S32_0
-    s = r + r * z * s
+    s = muladd(s, z, _S32_2)
+    s = muladd(s, z, _S32_1)
+    s = muladd(s, z, _S32_0)
+    s = muladd(r * z, s, r)
     c = _C32_2
-    c = c * z + _C32_1
-    c = c * z + _C32_0
-    c = (_ONE32 - _HALF32 * z) + z * z * c
+    c = muladd(c, z, _C32_1)
+    c = muladd(c, z, _C32_0)
+    c = muladd(z * z, c, muladd(-_HALF32, z, _ONE32))
     return s, c, q
 
 
@@ -874,21 +893,21 @@ def _sincos_f64(x):
     q = n - 4.0 * rint(n * 0.25)
     z = r * r
     s = _S64_5
-    s = s * z + _S64_4
-    s = s * z + _S64_3
-    s = s * z + _S64_2
-    s = s * z + _S64_1
-    s = s * z + _S64_0
-    s = r + r * z * s
+    s = muladd(s, z, _S64_4)
+    s = muladd(s, z, _S64_3)
+    s = muladd(s, z, _S64_2)
+    s = muladd(s, z, _S64_1)
+    s = muladd(s, z, _S64_0)
+    s = muladd(r * z, s, r)
     c = _C64_5
-    c = c * z + _C64_4
-    c = c * z + _C64_3
-    c = c * z + _C64_2
-    c = c * z + _C64_1
-    c = c * z + _C64_0
+    c = muladd(c, z, _C64_4)
+    c = muladd(c, z, _C64_3)
+    c = muladd(c, z, _C64_2)
+    c = muladd(c, z, _C64_1)
+    c = muladd(c, z, _C64_0)
     hz = _HALF64 * z
     w = _ONE64 - hz
-    c = w + (((_ONE64 - w) - hz) + z * z * c)
+    c = w + muladd(z * z, c, (_ONE64 - w) - hz)
     return s, c, q
 
 
@@ -953,28 +972,28 @@ _PI_HI64, _PI_LO64 = 3.141592653589793, 1.2246467991473532e-16
 def _asin_series_f32(s, z):
     """asin(s) for |s| <= 1/2, z = s^2."""
     p = _AS32_4
-    p = p * z + _AS32_3
-    p = p * z + _AS32_2
-    p = p * z + _AS32_1
-    p = p * z + _AS32_0
-    return s + s * z * p
+    p = muladd(p, z, _AS32_3)
+    p = muladd(p, z, _AS32_2)
+    p = muladd(p, z, _AS32_1)
+    p = muladd(p, z, _AS32_0)
+    return muladd(s * z, p, s)
 
 
 @_vm
 def _asin_series_f64(s, z):
     p = _AS64_11
-    p = p * z + _AS64_10
-    p = p * z + _AS64_9
-    p = p * z + _AS64_8
-    p = p * z + _AS64_7
-    p = p * z + _AS64_6
-    p = p * z + _AS64_5
-    p = p * z + _AS64_4
-    p = p * z + _AS64_3
-    p = p * z + _AS64_2
-    p = p * z + _AS64_1
-    p = p * z + _AS64_0
-    return s + s * z * p
+    p = muladd(p, z, _AS64_10)
+    p = muladd(p, z, _AS64_9)
+    p = muladd(p, z, _AS64_8)
+    p = muladd(p, z, _AS64_7)
+    p = muladd(p, z, _AS64_6)
+    p = muladd(p, z, _AS64_5)
+    p = muladd(p, z, _AS64_4)
+    p = muladd(p, z, _AS64_3)
+    p = muladd(p, z, _AS64_2)
+    p = muladd(p, z, _AS64_1)
+    p = muladd(p, z, _AS64_0)
+    return muladd(s * z, p, s)
 
 
 @_vm
@@ -1041,27 +1060,27 @@ def erf_f32(x):
     ax = abs(x)
     z = x * x
     p = _ES32_6
-    p = p * z + _ES32_5
-    p = p * z + _ES32_4
-    p = p * z + _ES32_3
-    p = p * z + _ES32_2
-    p = p * z + _ES32_1
-    p = p * z + _ES32_0
-    small = x + x * p
+    p = muladd(p, z, _ES32_5)
+    p = muladd(p, z, _ES32_4)
+    p = muladd(p, z, _ES32_3)
+    p = muladd(p, z, _ES32_2)
+    p = muladd(p, z, _ES32_1)
+    p = muladd(p, z, _ES32_0)
+    small = muladd(x, p, x)
     a = ax if ax < _ERF_CLAMP32 else _ERF_CLAMP32
     v = a - _ERF_MID32
     g = _ET32_10
-    g = g * v + _ET32_9
-    g = g * v + _ET32_8
-    g = g * v + _ET32_7
-    g = g * v + _ET32_6
-    g = g * v + _ET32_5
-    g = g * v + _ET32_4
-    g = g * v + _ET32_3
-    g = g * v + _ET32_2
-    g = g * v + _ET32_1
-    g = g * v + _ET32_0
-    big = _ONE32 - exp_f32(-(a * a)) * g        # 1 - erfc(|x|)
+    g = muladd(g, v, _ET32_9)
+    g = muladd(g, v, _ET32_8)
+    g = muladd(g, v, _ET32_7)
+    g = muladd(g, v, _ET32_6)
+    g = muladd(g, v, _ET32_5)
+    g = muladd(g, v, _ET32_4)
+    g = muladd(g, v, _ET32_3)
+    g = muladd(g, v, _ET32_2)
+    g = muladd(g, v, _ET32_1)
+    g = muladd(g, v, _ET32_0)
+    big = muladd(-exp_f32(-(a * a)), g, _ONE32)        # 1 - erfc(|x|)
     big = big if x >= _ZERO32 else -big
     return big if ax >= _ONE32 else small       # NaN takes the small path
 
@@ -1071,37 +1090,37 @@ def erf_f64(x):
     ax = abs(x)
     z = x * x
     p = _ES64_12
-    p = p * z + _ES64_11
-    p = p * z + _ES64_10
-    p = p * z + _ES64_9
-    p = p * z + _ES64_8
-    p = p * z + _ES64_7
-    p = p * z + _ES64_6
-    p = p * z + _ES64_5
-    p = p * z + _ES64_4
-    p = p * z + _ES64_3
-    p = p * z + _ES64_2
-    p = p * z + _ES64_1
-    p = p * z + _ES64_0
-    small = x + x * p
+    p = muladd(p, z, _ES64_11)
+    p = muladd(p, z, _ES64_10)
+    p = muladd(p, z, _ES64_9)
+    p = muladd(p, z, _ES64_8)
+    p = muladd(p, z, _ES64_7)
+    p = muladd(p, z, _ES64_6)
+    p = muladd(p, z, _ES64_5)
+    p = muladd(p, z, _ES64_4)
+    p = muladd(p, z, _ES64_3)
+    p = muladd(p, z, _ES64_2)
+    p = muladd(p, z, _ES64_1)
+    p = muladd(p, z, _ES64_0)
+    small = muladd(x, p, x)
     a = ax if ax < _ERF_CLAMP64 else _ERF_CLAMP64
     v = _ONE64 / (a + _ERF_SHIFT64) - _ERF_UMID64
     g = _ET64_14
-    g = g * v + _ET64_13
-    g = g * v + _ET64_12
-    g = g * v + _ET64_11
-    g = g * v + _ET64_10
-    g = g * v + _ET64_9
-    g = g * v + _ET64_8
-    g = g * v + _ET64_7
-    g = g * v + _ET64_6
-    g = g * v + _ET64_5
-    g = g * v + _ET64_4
-    g = g * v + _ET64_3
-    g = g * v + _ET64_2
-    g = g * v + _ET64_1
-    g = g * v + _ET64_0
-    big = _ONE64 - exp_f64(-(a * a)) * g
+    g = muladd(g, v, _ET64_13)
+    g = muladd(g, v, _ET64_12)
+    g = muladd(g, v, _ET64_11)
+    g = muladd(g, v, _ET64_10)
+    g = muladd(g, v, _ET64_9)
+    g = muladd(g, v, _ET64_8)
+    g = muladd(g, v, _ET64_7)
+    g = muladd(g, v, _ET64_6)
+    g = muladd(g, v, _ET64_5)
+    g = muladd(g, v, _ET64_4)
+    g = muladd(g, v, _ET64_3)
+    g = muladd(g, v, _ET64_2)
+    g = muladd(g, v, _ET64_1)
+    g = muladd(g, v, _ET64_0)
+    big = muladd(-exp_f64(-(a * a)), g, _ONE64)
     big = big if x >= _ZERO64 else -big
     return big if ax >= _ONE64 else small
 
@@ -1135,8 +1154,8 @@ def _log_dd_f64(ax):
     # 1/d from a float32 division and two Newton steps, no float64 division (4 lanes per
     # instruction and slow: two of them cost more than the rest of the log)
     q = np.float64(_ONE32 / np.float32(d))
-    q = q * (_TWO64 - d * q)
-    q = q * (_TWO64 - d * q)
+    q = q * muladd(-d, q, _TWO64)
+    q = q * muladd(-d, q, _TWO64)
     s = f * q
     sl = (fma(-s, d, f) - s * dl) * q           # s + sl = f / (2 + f): the residual is exact
     z = s * s
@@ -1146,15 +1165,15 @@ def _log_dd_f64(ax):
     t = c3 * _TWO_THIRDS_HI                     # (2/3) s^3 = t + tl
     tl = fma(c3, _TWO_THIRDS_HI, -t) + (c3 * _TWO_THIRDS_LO + c3l * _TWO_THIRDS_HI)
     p = _T64_9
-    p = p * z + _T64_8
-    p = p * z + _T64_7
-    p = p * z + _T64_6
-    p = p * z + _T64_5
-    p = p * z + _T64_4
-    p = p * z + _T64_3
-    p = p * z + _T64_2
-    p = p * z + _T64_1
-    p = p * z + _T64_0
+    p = muladd(p, z, _T64_8)
+    p = muladd(p, z, _T64_7)
+    p = muladd(p, z, _T64_6)
+    p = muladd(p, z, _T64_5)
+    p = muladd(p, z, _T64_4)
+    p = muladd(p, z, _T64_3)
+    p = muladd(p, z, _T64_2)
+    p = muladd(p, z, _T64_1)
+    p = muladd(p, z, _T64_0)
     tail = c3 * z * p + (_TWO64 + _TWO64 * z) * sl       # s^5 T(z) + d/ds(2s + 2s^3/3) sl
     a = k * _LN2HI64                            # exact
     b = _TWO64 * s
@@ -1164,7 +1183,7 @@ def _log_dd_f64(ax):
     h2 = h1 + t                                 # two-sum: h1 + t = h2 + e2
     tt = h2 - h1
     e2 = (h1 - (h2 - tt)) + (t - tt)
-    lo = e1 + e2 + tl + tail + k * _LN2LO64
+    lo = muladd(k, _LN2LO64, e1 + e2 + tl + tail)
     hi = h2 + lo
     return hi, lo - (hi - h2)
 
@@ -1239,13 +1258,13 @@ def pow_f32(x, y):
     s = f / (_TWO64 + f)
     z = s * s
     p = _ATANH_6
-    p = p * z + _ATANH_5
-    p = p * z + _ATANH_4
-    p = p * z + _ATANH_3
-    p = p * z + _ATANH_2
-    p = p * z + _ATANH_1
-    p = p * z + _ATANH_0
-    l2 = k + s * p                              # log2|x|
+    p = muladd(p, z, _ATANH_5)
+    p = muladd(p, z, _ATANH_4)
+    p = muladd(p, z, _ATANH_3)
+    p = muladd(p, z, _ATANH_2)
+    p = muladd(p, z, _ATANH_1)
+    p = muladd(p, z, _ATANH_0)
+    l2 = muladd(s, p, k)                              # log2|x|
     finite = (ax > _ZERO64) & (ax < _INF64)     # else the bit-level split gives garbage
     l2 = l2 if finite else (-_INF64 if ax == _ZERO64 else ax)
     w = np.float64(y) * l2
@@ -1254,13 +1273,13 @@ def pow_f32(x, y):
     n = rint(wc)
     r = wc - n                                  # exact, |r| <= 1/2
     q = _EXP2_7
-    q = q * r + _EXP2_6
-    q = q * r + _EXP2_5
-    q = q * r + _EXP2_4
-    q = q * r + _EXP2_3
-    q = q * r + _EXP2_2
-    q = q * r + _EXP2_1
-    v = np.float32((_ONE64 + r * q) * _pow2_f64(n))
+    q = muladd(q, r, _EXP2_6)
+    q = muladd(q, r, _EXP2_5)
+    q = muladd(q, r, _EXP2_4)
+    q = muladd(q, r, _EXP2_3)
+    q = muladd(q, r, _EXP2_2)
+    q = muladd(q, r, _EXP2_1)
+    v = np.float32(muladd(r, q, _ONE64) * _pow2_f64(n))
     v = v if w == w else _NAN32
     return _pow_edges_f32(x, y, v)
 
@@ -1299,7 +1318,7 @@ def _atan2_quadrant(zero, one, two, four, pi4_hi, pi4_lo, as_int):
         b = one if past else zero
         k = (two + b if swap else four - b) if neg else (two - b if swap else b)
         p = p if swap == neg else -p
-        r = k * pi4_hi + (p + k * pi4_lo)
+        r = k * pi4_hi + muladd(k, pi4_lo, p)
         return -r if as_int(y) < 0 else r
     return quadrant
 
@@ -1340,11 +1359,11 @@ def atan2_f32(y, x):
     u, past, swap = _atan2_ratio_f32(y, x)
     z = u * u
     q = _AT32_4
-    q = q * z + _AT32_3
-    q = q * z + _AT32_2
-    q = q * z + _AT32_1
-    q = q * z + _AT32_0
-    return _atan2_quadrant_f32(y, x, u + u * z * q, past, swap)
+    q = muladd(q, z, _AT32_3)
+    q = muladd(q, z, _AT32_2)
+    q = muladd(q, z, _AT32_1)
+    q = muladd(q, z, _AT32_0)
+    return _atan2_quadrant_f32(y, x, muladd(u * z, q, u), past, swap)
 
 
 @_vm
@@ -1352,17 +1371,17 @@ def atan2_f64(y, x):
     u, past, swap = _atan2_ratio_f64(y, x)
     z = u * u
     q = _AT64_10
-    q = q * z + _AT64_9
-    q = q * z + _AT64_8
-    q = q * z + _AT64_7
-    q = q * z + _AT64_6
-    q = q * z + _AT64_5
-    q = q * z + _AT64_4
-    q = q * z + _AT64_3
-    q = q * z + _AT64_2
-    q = q * z + _AT64_1
-    q = q * z + _AT64_0
-    return _atan2_quadrant_f64(y, x, u + u * z * q, past, swap)
+    q = muladd(q, z, _AT64_9)
+    q = muladd(q, z, _AT64_8)
+    q = muladd(q, z, _AT64_7)
+    q = muladd(q, z, _AT64_6)
+    q = muladd(q, z, _AT64_5)
+    q = muladd(q, z, _AT64_4)
+    q = muladd(q, z, _AT64_3)
+    q = muladd(q, z, _AT64_2)
+    q = muladd(q, z, _AT64_1)
+    q = muladd(q, z, _AT64_0)
+    return _atan2_quadrant_f64(y, x, muladd(u * z, q, u), past, swap)
 
 
 # ---------------------------------------------------------------------------
@@ -1394,11 +1413,11 @@ def atan_f32(x):
     u, k = _atan_reduce_f32(abs(x))
     z = u * u
     q = _AT32_4
-    q = q * z + _AT32_3
-    q = q * z + _AT32_2
-    q = q * z + _AT32_1
-    q = q * z + _AT32_0
-    r = k * _PI4_HI32 + ((u + u * z * q) + k * _PI4_LO32)
+    q = muladd(q, z, _AT32_3)
+    q = muladd(q, z, _AT32_2)
+    q = muladd(q, z, _AT32_1)
+    q = muladd(q, z, _AT32_0)
+    r = k * _PI4_HI32 + ((muladd(u * z, q, u)) + k * _PI4_LO32)
     return np.copysign(r, x)
 
 
@@ -1407,17 +1426,17 @@ def atan_f64(x):
     u, k = _atan_reduce_f64(abs(x))
     z = u * u
     q = _AT64_10
-    q = q * z + _AT64_9
-    q = q * z + _AT64_8
-    q = q * z + _AT64_7
-    q = q * z + _AT64_6
-    q = q * z + _AT64_5
-    q = q * z + _AT64_4
-    q = q * z + _AT64_3
-    q = q * z + _AT64_2
-    q = q * z + _AT64_1
-    q = q * z + _AT64_0
-    r = k * _PI4_HI64 + ((u + u * z * q) + k * _PI4_LO64)
+    q = muladd(q, z, _AT64_9)
+    q = muladd(q, z, _AT64_8)
+    q = muladd(q, z, _AT64_7)
+    q = muladd(q, z, _AT64_6)
+    q = muladd(q, z, _AT64_5)
+    q = muladd(q, z, _AT64_4)
+    q = muladd(q, z, _AT64_3)
+    q = muladd(q, z, _AT64_2)
+    q = muladd(q, z, _AT64_1)
+    q = muladd(q, z, _AT64_0)
+    r = k * _PI4_HI64 + ((muladd(u * z, q, u)) + k * _PI4_LO64)
     return np.copysign(r, x)
 
 
@@ -1447,15 +1466,15 @@ def asinh_f32(x):
     a = abs(x)
     z = a * a
     p = _ASH32_4
-    p = p * z + _ASH32_3
-    p = p * z + _ASH32_2
-    p = p * z + _ASH32_1
-    p = p * z + _ASH32_0
+    p = muladd(p, z, _ASH32_3)
+    p = muladd(p, z, _ASH32_2)
+    p = muladd(p, z, _ASH32_1)
+    p = muladd(p, z, _ASH32_0)
     huge = a > _ASINH_HUGE32
     s = a if a > _ASINH_BIG32 else np.sqrt(_ONE32 + z)
     w = a if huge else a + (s - _ONE32)
     big = log1p_f32(w) + (_LN2_32 if huge else _ZERO32)
-    return np.copysign(a + a * z * p if a <= _HALF32 else big, x)
+    return np.copysign(muladd(a * z, p, a) if a <= _HALF32 else big, x)
 
 
 @_vm
@@ -1463,21 +1482,21 @@ def asinh_f64(x):
     a = abs(x)
     z = a * a
     p = _ASH64_10
-    p = p * z + _ASH64_9
-    p = p * z + _ASH64_8
-    p = p * z + _ASH64_7
-    p = p * z + _ASH64_6
-    p = p * z + _ASH64_5
-    p = p * z + _ASH64_4
-    p = p * z + _ASH64_3
-    p = p * z + _ASH64_2
-    p = p * z + _ASH64_1
-    p = p * z + _ASH64_0
+    p = muladd(p, z, _ASH64_9)
+    p = muladd(p, z, _ASH64_8)
+    p = muladd(p, z, _ASH64_7)
+    p = muladd(p, z, _ASH64_6)
+    p = muladd(p, z, _ASH64_5)
+    p = muladd(p, z, _ASH64_4)
+    p = muladd(p, z, _ASH64_3)
+    p = muladd(p, z, _ASH64_2)
+    p = muladd(p, z, _ASH64_1)
+    p = muladd(p, z, _ASH64_0)
     huge = a > _ASINH_HUGE64
     s = a if a > _ASINH_BIG64 else np.sqrt(_ONE64 + z)
     w = a if huge else a + (s - _ONE64)
     big = log1p_f64(w) + (_LN2_64 if huge else _ZERO64)
-    return np.copysign(a + a * z * p if a <= _HALF64 else big, x)
+    return np.copysign(muladd(a * z, p, a) if a <= _HALF64 else big, x)
 
 
 @_vm
@@ -1582,7 +1601,7 @@ def remainder_f32(x, y):
 # ---------------------------------------------------------------------------
 # Sealed copies for callers compiled with `reassoc` (see the module docstring).
 # ---------------------------------------------------------------------------
-_sealed = njit(error_model="numpy", fastmath={"nsz", "contract"}, cache=True)
+_sealed = njit(error_model="numpy", fastmath={"nsz"}, cache=True)
 
 
 @intrinsic

@@ -3,7 +3,7 @@ tuned for, each result and argument checked against NumPy first.
 
     python benchmarks/bench_heldout.py                  # single-thread mode
     python benchmarks/bench_heldout.py --filter arctan  # kernels whose name contains it
-    python benchmarks/bench_heldout.py --batch 2        # the second batch only
+    python benchmarks/bench_heldout.py --batch 2        # one batch only (1, 2 or 3)
 
 Per kernel: whether xlanb's outputs and arguments after the call match NumPy's (outputs
 and every argument, with NumPy's own call on copies of the same arrays; float tolerance by
@@ -29,8 +29,8 @@ if __name__ == "__main__":
     _parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     _parser.add_argument("--threads", type=int, default=1)
     _parser.add_argument("--filter", default="", help="run the kernels whose name contains it")
-    _parser.add_argument("--batch", type=int, choices=(1, 2), default=None,
-                         help="one batch only (heldout_kernels.py, heldout_kernels_2.py)")
+    _parser.add_argument("--batch", type=int, choices=(1, 2, 3), default=None,
+                         help="one batch only (heldout_kernels.py, heldout_kernels_2.py, _3)")
     _parser.add_argument("--repeats", type=int, default=9)
     _parser.add_argument("--min-seconds", type=float, default=0.5)
     ARGS = _parser.parse_args()
@@ -41,8 +41,10 @@ import numpy as np  # noqa: E402
 import xlanb  # noqa: E402
 import heldout_kernels  # noqa: E402
 import heldout_kernels_2  # noqa: E402
+import heldout_kernels_3  # noqa: E402
 
-BATCHES = {1: heldout_kernels.KERNELS, 2: heldout_kernels_2.KERNELS}
+BATCHES = {1: heldout_kernels.KERNELS, 2: heldout_kernels_2.KERNELS,
+           3: heldout_kernels_3.KERNELS}
 
 
 def _leaves(value) -> list:

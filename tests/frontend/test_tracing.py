@@ -485,6 +485,10 @@ CONTRACTION_ROWS = [
      args_of(normal(2, 3), normal(3, 4), normal(4, 2))),
     ("einsum_outer", lambda a, b: np.einsum("i,j->ij", a, b), args_of(normal(3), normal(2))),
     ("trace", lambda a: (np.trace(a), np.trace(a, offset=1), a.trace()), args_of(normal(3, 4))),
+    ("trace_axes", lambda a: (np.trace(a, offset=-1, axis1=2, axis2=0), np.trace(a, 9),
+                              np.trace(a > 0), np.trace(a.astype(np.int8), dtype=np.int8),
+                              np.einsum("bii->b", a[:, :3, :3]), np.einsum("iji->j", a[:3, :, :3])),
+     args_of(normal(4, 3, 5))),
     ("norm", lambda a: (np.linalg.norm(a), np.linalg.norm(a, axis=1),
                         np.linalg.norm(a, axis=0, keepdims=True)), args_of(normal(3, 4))),
 ]

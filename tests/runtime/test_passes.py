@@ -610,3 +610,24 @@ def test_a_scale_below_one_or_not_finite_stays_on_the_dot_operand(scale):
         np.testing.assert_array_equal(interpret(after, args)[0], expected)
     dot = next(n for n in after.nodes if n.op is Op.DOT)
     assert dot.inputs[0].op is Op.MUL, print_graph(after)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int8, np.bool_, np.complex64])
+def test_a_dot_contracting_nothing_becomes_a_fusible_product(dtype):
+    """Outer products (no contracting dims, or only size-1 ones) are a broadcast multiply
+    (AND for booleans): no dot is left, and the values are the dot's."""
+    rng = np.random.default_rng(9)
+    x = B.parameter(0, (3, 4), np.dtype(dtype))
+    y = B.parameter(1, (3, 1, 5), np.dtype(dtype))
+    graphs = [Graph([x, y], [B.dot(x, B.reshape(y, (3, 5)), lhs_batch=(0,), rhs_batch=(0,))]),
+              Graph([x, y], [B.dot(B.reshape(x, (3, 4, 1)), y, lhs_batch=(0,), rhs_batch=(0,),
+                                   lhs_contract=(2,), rhs_contract=(1,))]),
+              Graph([x, y], [B.dot(x, B.reshape(y, (15,)))])]
+    args = [(rng.standard_normal((3, 4)) * 3).astype(dtype),
+            (rng.standard_normal((3, 1, 5)) * 3).astype(dtype)]
+    for graph in graphs:
+        after = PASSES["simplify"](graph)
+        assert all(n.op is not Op.DOT for n in after.nodes), print_graph(after)
+        got, want = interpret(after, args)[0], interpret(graph, args)[0]
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)

@@ -18,6 +18,7 @@ from ...errors import ShapeMismatchError
 from . import fail, implements, unsupported, unsupported_option
 from .promote import broadcast_shapes, normalize_axes, result_type, to_node, wrap
 from .reductions import abs_squared
+from .shape_ops import _diagonal
 
 
 def _operands(a, b) -> tuple[Node, Node]:
@@ -134,10 +135,9 @@ def _take_diagonals(x: Node, letters: str) -> tuple[Node, str]:
         if x.shape[p] != x.shape[q]:
             raise fail(ShapeMismatchError, f"einsum: dimensions for subscript {c!r} differ: "
                        f"{x.shape[p]} and {x.shape[q]}")
-        same = B.binary(Op.EQ, B.iota(x.shape, np.int64, p), B.iota(x.shape, np.int64, q))
-        x = B.reduce(B.select(same, x, B.broadcast(B.constant(np.zeros((), x.dtype)),
-                                                   x.shape)), "sum", [q])
-        letters = letters[:q] + letters[q + 1:]
+        rest = [d for d in range(x.ndim) if d not in (p, q)]
+        x = _diagonal(B.transpose(x, rest + [p, q]), 0)     # a strided slice, n reads
+        letters = "".join(letters[d] for d in rest) + c
     return x, letters
 
 
@@ -214,12 +214,12 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         raise unsupported_option("trace", "out=", "assign the result instead")
     x = to_node(a)
     p, q = normalize_axes((axis1, axis2), x.ndim)
-    diagonal = B.binary(Op.SUB, B.iota(x.shape, np.int64, q), B.iota(x.shape, np.int64, p))
-    on = B.binary(Op.EQ, diagonal, B.broadcast(B.constant(np.int64(offset)), x.shape))
+    if p == q:
+        raise ValueError("axis1 and axis2 cannot be the same")
     acc = np.dtype(dtype) if dtype is not None else np.sum(np.zeros(2, x.dtype)).dtype
-    x = B.convert(x, acc)
-    masked = B.select(on, x, B.broadcast(B.constant(np.zeros((), acc)), x.shape))
-    return wrap(B.reduce(masked, "sum", (p, q)))
+    rest = [d for d in range(x.ndim) if d not in (p, q)]
+    diagonal = _diagonal(B.transpose(x, rest + [p, q]), int(offset))    # n reads, not n^2
+    return wrap(B.reduce(B.convert(diagonal, acc), "sum", (diagonal.ndim - 1,)))
 
 
 @implements(np.linalg.norm)

@@ -258,7 +258,8 @@ class Compiled:
     def call_flat(self, leaves: Sequence[Any]):
         """Run on the caller's flattened arguments (`flatten_args` order)."""
         if self._pure:
-            arrays = [leaves[i] for i in self.traced.param_leaves]
+            arrays = [leaves[i] for i in self.traced.param_leaves] \
+                if not self.traced.transposed_params else call_params(self.traced, leaves)
             if self._single:
                 out = self._driver(*arrays)[0]
                 return out[()] if self._single_suffix == "[()]" else \

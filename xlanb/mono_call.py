@@ -64,7 +64,11 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     if not pure and any(not args[i].flags.c_contiguous for i in traced.param_leaves):
         inline = None       # the prologue's C-ordered copy would take the caller's name:
         # writes back must reach the caller's array, so the driver copies on its own
-    names = _argument_names(len(args), compiled.traced.param_leaves, numbers)
+    # a Fortran-ordered argument a<i> goes in as its transpose p<j> (call_params)
+    transposed = {i: f"p{j}" for j, i in enumerate(traced.param_leaves)
+                  if j in traced.transposed_params}
+    names = _argument_names(len(args), compiled.traced.param_leaves,
+                            {**numbers, **transposed})
     env = {"MISS": MISS, "ND": np.ndarray, "C": compiled, "E": executable,
            "GENERAL": general, "DISABLED": disabled, "_asarray": np.asarray,
            "FINISH": compiled.finish_pure if pure else compiled.finish_writes}
@@ -78,9 +82,10 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     # any: the program may write an argument in place as it runs (buffers.py)
     written = {names[traced.param_leaves[p]] for p, _ in traced.writebacks}
     checks += _alias_check(arrays) if pure else _owner_check(arrays, written)
-    params = [numbers.get(i, names[i]) for i in traced.param_leaves]
+    params = [numbers.get(i, transposed.get(i, names[i])) for i in traced.param_leaves]
     # a Python number goes in as call_params makes it: NumPy's 0-d array of it
     checks += [f"    {numbers[i]} = _asarray({names[i]})" for i in sorted(numbers)]
+    checks += [f"    {transposed[i]} = {names[i]}.T" for i in sorted(transposed)]
     single = compiled._single and not numbers or pure and compiled._single_output
     # FINISH's arguments before the outputs: the params and leaves finish_writes takes
     before = "" if pure else f"({', '.join(params)},), ({', '.join(names)},), "
@@ -92,7 +97,8 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
         env = dict(inline.env, **env)
         if not pure:                    # every argument's alignment checked: _owner_check
             env.update(_entry_points(inline.env))
-        body = _inlined_driver(inline, [np.asarray(args[i]) for i in traced.param_leaves],
+        body = _inlined_driver(inline, [np.asarray(args[i]).T if i in transposed else
+                                        np.asarray(args[i]) for i in traced.param_leaves],
                                compiled._single_suffix if single else None, compiled,
                                before, params)
     lines = ["def guard(args):"] + [line.replace("MISSED", "return MISS") for line in checks]

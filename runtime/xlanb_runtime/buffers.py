@@ -100,7 +100,7 @@ def assign_buffers(plan: FusionPlan, scratch_needs: dict[str, tuple],
         if node.op is Op.CONSTANT:
             storage[id(node)] = Storage("const")
     for kernel in plan.kernels:
-        if kernel.kind == "library" and kernel.root.op is Op.RESHAPE:
+        if kernel.kind == "library" and kernel.root.op in (Op.RESHAPE, Op.TRANSPOSE):
             storage[id(kernel.root)] = Storage("view", base=kernel.root.inputs[0])
         elif in_place_base(kernel) is not None:      # np.power(b, c, out=b)
             storage[id(kernel.root)] = Storage("view", base=in_place_base(kernel))
@@ -222,8 +222,9 @@ def _nothing_raises_from(plan: FusionPlan, step: int) -> bool:
     """Whether no kernel from `step` on can raise: a call that fails must leave the
     caller's arrays as they were, so nothing is written in place before a library call
     (a NumPy or LAPACK function, a loop, a collective) that may still fail.  Generated
-    kernels do not raise (error_model="numpy"); a reshape is a view."""
-    return all(k.kind != "library" or k.root.op is Op.RESHAPE for k in plan.kernels[step:])
+    kernels do not raise (error_model="numpy"); a reshape or a transpose is a view."""
+    return all(k.kind != "library" or k.root.op in (Op.RESHAPE, Op.TRANSPOSE)
+               for k in plan.kernels[step:])
 
 
 def _write_back_in_place(plan: FusionPlan, storage: dict[int, Storage],

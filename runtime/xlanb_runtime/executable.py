@@ -378,6 +378,11 @@ class DriverBuilder:
                 self.lines.append(f"{self.new_buffer_name(node)} = "
                                   f"{self.var(node.inputs[0])}[{node.arg}]")
                 return
+            if node.op is Op.TRANSPOSE:                # a returned view (fusion.py)
+                self.lines.append(f"{self.new_buffer_name(node)} = "
+                                  f"{self.var(node.inputs[0])}.transpose({node.arg!r})"
+                                  f"   # {kernel.name}")
+                return
             if node.op is Op.RESHAPE:
                 source = self.var(node.inputs[0])
                 self.lines.append(f"{self.new_buffer_name(node)} = "

@@ -766,3 +766,67 @@ def test_numpy_namespace_is_numpys_own_outside_traces():
     def user_kernel(n):                   # Numba resolves np.empty by identity
         return np.empty(n).shape[0] + np.zeros(n).sum()
     assert user_kernel(3) == 3.0
+
+
+FORTRAN_CASES = {
+    "elementwise": lambda x, y: np.exp(x) * 2 + y,
+    "row and column sums": lambda x, y: (x.sum(axis=1), x.sum(axis=0), x.sum()),
+    "matmul": lambda x, y: (x @ y.T, x.T @ y),
+    "transposed copy": lambda x, y: x.T.copy(),
+    "slices": lambda x, y: x[1:3, ::2] * 2 + y[0, ::2],
+    "flags and strides": lambda x, y: (x.flags.owndata, x.flags.f_contiguous,
+                                       x.flags.c_contiguous, x.strides, x.T.strides),
+    "ravel": lambda x, y: (x.ravel() * 2, x.reshape(-1).sum()),
+    "in place": lambda x, y: x.__iadd__(y),
+    "row and column writes": lambda x, y: (x.__setitem__((0, slice(None)), 7.0),
+                                           x.__setitem__((slice(None), 1), y[:, 1] * 2)),
+    "returned": lambda x, y: (x, x.T, x[:, 1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORTRAN_CASES))
+def test_fortran_ordered_arguments_go_in_transposed(name):
+    """A Fortran-ordered argument is the program's C-ordered `x.T` parameter, seen by the
+    function transposed back (a view): returns, writes and flags as NumPy's, over the
+    guard's calls too (the first call takes the general path)."""
+    fn = FORTRAN_CASES[name]
+    rng = np.random.default_rng(5)
+    x = np.asfortranarray(rng.standard_normal((6, 5)))
+    y = np.asfortranarray(rng.standard_normal((6, 5)))
+    expected_args, got_args = [x.copy(order="F"), y.copy(order="F")], \
+        [x.copy(order="F"), y.copy(order="F")]
+    jitted = xlanb.jit(fn, tiered=False)
+    for _ in range(3):
+        expected, got = fn(*expected_args), jitted(*got_args)
+        for e, g in zip(expected_args, got_args):
+            np.testing.assert_array_equal(g, e)
+            assert g.flags.f_contiguous
+        e_leaves = expected if isinstance(expected, tuple) else (expected,)
+        g_leaves = got if isinstance(got, tuple) else (got,)
+        for e, g in zip(e_leaves, g_leaves):
+            if isinstance(e, (np.ndarray, np.floating)):
+                assert g.dtype == e.dtype and g.shape == e.shape
+                assert_close(g, e)
+            else:
+                assert g == e
+    traced = jitted.lower(*got_args).compile().traced
+    assert traced.transposed_params == {0, 1}
+    if name == "returned":                    # the caller's own array and views of it
+        got = jitted(*got_args)
+        assert got[0] is got_args[0] and np.shares_memory(got[2], got_args[0])
+
+
+def test_a_returned_transpose_is_a_view_in_numpys_layout():
+    """np.exp of a Fortran-ordered x is computed in x's memory order and returned
+    Fortran-ordered, as NumPy returns it; `(a * 2).T` is a view of the product."""
+    rng = np.random.default_rng(6)
+    x = np.asfortranarray(rng.standard_normal((40, 30)))
+    a = rng.standard_normal((40, 30))
+    for fn, arg in ((lambda x: np.exp(x) * 2 + 1, x), (lambda a: (a * 2).T, a)):
+        compiled = xlanb.jit(fn, tiered=False).lower(arg).compile()
+        got, want = compiled(arg), fn(arg)
+        assert got.flags.f_contiguous == want.flags.f_contiguous and \
+            got.flags.c_contiguous == want.flags.c_contiguous
+        assert_close(got, want)
+        assert [k.kind for k in compiled.kernels] == ["loop", "library"]
+        assert "is a view of its operand's buffer" in compiled.kernels[1].decisions[0]

@@ -903,6 +903,13 @@ class _Codegen:
         bias gradient, 1.7x on a softmax's exp-and-sum."""
         last = f"j{len(outer)}"
         self.emit(f"for {last} in range({size}):")
+        if not in_outputs and all(red.inputs[0].dtype == np.dtype(acc_dtype)
+                                  for red, (acc_dtype, _, _) in accs):
+            # nothing stored but the accumulators, nothing widened: one loop vectorizes
+            # (column sums of a 500x2000 float64: 0.36 -> 0.31 ms, NumPy 0.31)
+            with self.distributed_loop():
+                self._accumulate(accs, outer + (last,), [], lambda i: target(i, last))
+            return
         with self.distributed_loop():
             self._accumulate(accs, outer + (last,), in_outputs,
                              lambda i: f"{self.tag}row{i}[{last}]", store=True)

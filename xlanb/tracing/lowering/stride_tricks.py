@@ -241,7 +241,7 @@ def flags(x: Tracer) -> TracedFlags:
     root = root_of(x)
     leaf = root.context.argument_leaves.get(id(root))
     writeable = bool(root.writeable) and all(getattr(s, "writeable", True) for s in x.steps)
-    owndata, aligned = x.root is None, True
+    owndata, aligned = x.root is None or id(x) in root.context.argument_views, True
     if leaf is not None:                # facts outside the signature: the cache keys on them
         index, array = leaf
         root.context.flag_leaves.add(index)

@@ -131,11 +131,41 @@ def test_value_dependent_results_fall_back(fn):
         np.testing.assert_array_equal(g, e)
 
 
+@pytest.mark.parametrize("tiered", [False, True])
+def test_choose_raises_numpys_error_for_an_index_out_of_range(tiered):
+    """np.choose's mode='raise' (its default): a run-time check of the indices raises
+    NumPy's ValueError; valid indices give NumPy's values."""
+    fn = xlanb.jit(lambda i, v: np.choose(i, [v, v * 2, -v]), tiered=tiered)
+    np.testing.assert_array_equal(fn(I % 3, V), np.choose(I % 3, [V, V * 2, -V]))
+    for position, value in ((2, 3), (0, -1)):
+        bad = I % 3
+        bad[position] = value
+        with pytest.raises(ValueError, match="invalid entry in choice array"):
+            np.choose(bad, [V, V * 2, -V])
+        with pytest.raises(ValueError, match="invalid entry in choice array"):
+            fn(bad, V)
+
+
+def test_put_along_axis_writes_as_numpy():
+    rng = np.random.default_rng(2)
+    x, idx = rng.standard_normal((4, 5)), rng.integers(-5, 5, (4, 2))
+
+    def put(x, idx, v):
+        np.put_along_axis(x, idx, v, axis=1)
+        np.put_along_axis(x, np.array([[3, 0, -1, 2, 3]]), -1.0, axis=0)
+        return x.sum()
+
+    for _ in range(2):
+        got_x, want_x = x.copy(), x.copy()
+        got = xlanb.jit(put, tiered=False)(got_x, idx, np.arange(8.0).reshape(4, 2))
+        want = put(want_x, idx, np.arange(8.0).reshape(4, 2))
+        np.testing.assert_array_equal(got_x, want_x)
+        assert_close(got, want)
+
+
 def test_what_cannot_be_honoured_is_named():
-    """np.choose and np.ravel_multi_index raise for an index out of range in NumPy: a
-    compiled program cannot, so mode='raise' (their default) is not compiled."""
-    with pytest.raises(UnsupportedNumPyFunctionError, match="mode='raise'"):
-        xlanb.jit(lambda i: np.choose(i, [V, V]))(I % 2)
+    """np.ravel_multi_index raises for an index out of range in NumPy: a compiled
+    program cannot, so mode='raise' (its default) is not compiled."""
     with pytest.raises(UnsupportedNumPyFunctionError, match="mode='raise'"):
         xlanb.jit(lambda i: np.ravel_multi_index((i, i), (5, 5)))(I)
     with pytest.raises(UnsupportedNumPyFunctionError, match="np.cross of 2-vectors"):
@@ -152,3 +182,19 @@ def test_gufunc_core_dimensions_checked_as_numpy(fn):
     with pytest.raises(ValueError, match="does not have enough dimensions") as got:
         xlanb.jit(fn)(V)
     assert str(got.value) == str(expected.value)
+
+
+def test_piecewise_as_numpy():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(50)
+    x[:3] = 0.0
+    cases = [lambda x: np.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v * v]),
+             lambda x: np.piecewise(x, [x < -1, x > 1], [-1.0, lambda v: np.sin(v) + 1,
+                                                         lambda v: v / 2]),      # otherwise
+             lambda x: np.piecewise(x, x > 0, [lambda v: np.sqrt(v)]),           # one cond
+             lambda x: np.piecewise(x.reshape(5, 10), [x.reshape(5, 10) > 0.5], [2, 3]),
+             lambda x: np.piecewise(x.astype(np.float32), [x < 0], [lambda v: v * 3])]
+    for fn in cases:
+        got, want = xlanb.jit(fn, tiered=False)(x), fn(x)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert_close(got, want)

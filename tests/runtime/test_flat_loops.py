@@ -61,9 +61,11 @@ def test_several_outputs_and_scalar_operands():
 
 
 def test_position_dependent_kernels_keep_their_nest():
-    """A broadcast row (x + b) or a transpose reads by position: no flat loop."""
-    x, b = RNG.standard_normal((200, 5)), RNG.standard_normal(5)
-    for fn, args in ((lambda x, b: x + b, (x, b)), (lambda x, b: x.T * 2 + 1, (x, b))):
+    """A broadcast row (x + b) or a transpose read beside an untransposed array reads by
+    position: no flat loop.  (`x.T * 2 + 1` alone computes x * 2 + 1 flat and returns
+    its transpose as a view.)"""
+    x, b, y = RNG.standard_normal((200, 5)), RNG.standard_normal(5), RNG.standard_normal((5, 200))
+    for fn, args in ((lambda x, b: x + b, (x, b)), (lambda x, y: x.T * 2 + y, (x, y))):
         np.testing.assert_allclose(xlanb.jit(fn, tiered=False)(*args), fn(*args))
         assert not any("flat_view(" in s for s in _sources(fn, *args))
 

@@ -660,11 +660,13 @@ class _Codegen:
             elif outer and first_reduced == rank - 1 and \
                     self._rows_blocked(reds, in_shape[-1]):
                 self._blocked_accumulate(accs, outer, sizes[-1], in_outputs, False)
-            elif outer and not in_outputs and \
-                    0 < int(np.prod(in_shape[first_reduced:])) <= SHORT_REDUCTION:
+            elif not in_outputs and 0 < int(np.prod(in_shape[first_reduced:])) <= \
+                    (SHORT_REDUCTION if outer else NUMPY_SEQUENTIAL_SUM):
                 # a few terms per output (|d|^2 of 3-vectors): written out with literal
                 # indices, so the loop over outputs is innermost and vectorizes, its loads
-                # at literal strides (`input_at`); a runtime 3-trip loop left it scalar
+                # at literal strides (`input_at`); a runtime 3-trip loop left it scalar.
+                # A whole sum of a few terms: in order, as NumPy adds them (np.trace of a
+                # 4x4 product difference: 0, not -2e-16 from a reassociated sum)
                 self.loop_carried = False     # no sum loop: vecmath inlines, unsealed
                 for literal in np.ndindex(*in_shape[first_reduced:]):
                     self._accumulate(accs, outer + tuple(map(str, literal)), in_outputs,
@@ -1617,6 +1619,7 @@ def _cpu_accumulator(red: Node) -> tuple[str, str, str]:
 
 NARROW_DOT_COLUMNS = 16
 SHORT_REDUCTION = 4         # terms per output up to which a trailing reduction is unrolled
+NUMPY_SEQUENTIAL_SUM = 7    # terms NumPy's pairwise sum adds in order (below its 8 blocks)
 
 
 def is_narrow_dot(dot: Node, kernel: Kernel) -> bool:

@@ -345,6 +345,23 @@ FUNCTIONS["xlanb.check_selected"] = LibraryFunction(
     _linear_flops, binder=_check_selected)
 
 
+def _check_choice(params: dict) -> Callable:
+    """`xlanb.check_choice`: the ValueError NumPy's np.choose (mode='raise') raises for an
+    index outside [0, choices), and a u8 token."""
+    count = params["choices"]
+
+    def call(index):
+        if index.size and (index.min() < 0 or index.max() >= count):
+            raise ValueError("invalid entry in choice array")
+        return np.zeros((), np.uint8)
+    return call
+
+
+FUNCTIONS["xlanb.check_choice"] = LibraryFunction(
+    "xlanb.check_choice", lambda ins, choices: [((), np.dtype(np.uint8))], _linear_flops,
+    binder=_check_choice)
+
+
 def _check_weights(params: dict) -> Callable:
     """`xlanb.check_weights`: the ZeroDivisionError NumPy's np.average raises for weights
     that sum to zero (along any averaged slice), and a u8 token."""

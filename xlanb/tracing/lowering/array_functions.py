@@ -75,15 +75,16 @@ def block(arrays):
 @implements(np.choose)
 def choose(a, choices, out=None, mode="raise"):
     """select(a == k, choices[k]) for static choices; mode 'wrap'/'clip' map a first.
-    mode='raise' raises for an out-of-range index only when NumPy runs it: here the
-    compiled program cannot raise, so it runs with NumPy under `must_compile=False`."""
-    if mode == "raise":
-        return unsupported(np.choose, (a, choices), {"out": out, "mode": mode},
-                           "np.choose(mode='raise')")
+    mode='raise' (the default) raises NumPy's ValueError for an index out of range from
+    a run-time check the program keeps live (`xlanb.check_choice`)."""
     index = _traced(a)
     choices = [c for c in choices]
     n = len(choices)
-    if mode == "wrap":
+    if mode == "raise":
+        from .promote import to_node
+        index.context.checks.append(to_node(call("xlanb.check_choice", [index.node],
+                                                 choices=n)))
+    elif mode == "wrap":
         index = np.mod(index, n)
     elif mode == "clip":
         index = np.clip(index, 0, n - 1)

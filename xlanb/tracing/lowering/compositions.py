@@ -12,6 +12,7 @@ under `must_compile=False`.
 """
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -299,6 +300,31 @@ def select(condlist, choicelist, default=0):
     for cond, choice in zip(condlist[::-1], choices[-2::-1]):    # NumPy: copyto(where=)
         result = np.where(cond, choice, result)
     return _traced(result).astype(dtype)
+
+
+@implements(np.piecewise)
+def piecewise(x, condlist, funclist, *args, **kw):
+    """NumPy's own steps: `y[cond] = func(x[cond])` per condition into zeros_like(x), an
+    extra function for where no condition holds.  The selections stay lazy (masked.py):
+    a function of elementwise steps compiles as selects; one that needs the selected
+    values themselves (a sum over them) is a named error.  NumPy skips a function whose
+    selection is empty; here it runs on the lazy selection and nothing is written."""
+    x = _traced(x)
+    first = None if np.isscalar(condlist) else condlist[0]   # NumPy's test: a list of
+    listed = isinstance(first, (list, np.ndarray)) or \
+        isinstance(first, Tracer) and first.ndim > 0             # conditions, or one
+    if np.isscalar(condlist) or (not listed and x.ndim != 0):
+        condlist = [condlist]
+    conds = [np.broadcast_to(_traced(c).astype(np.bool_), x.shape) for c in condlist]
+    if len(conds) == len(funclist) - 1:
+        conds.append(~functools.reduce(operator.or_, conds))
+    elif len(conds) != len(funclist):
+        raise ValueError(f"with {len(conds)} condition(s), either {len(conds)} or "
+                         f"{len(conds) + 1} functions are expected")
+    y = np.zeros_like(x)
+    for cond, func in zip(conds, funclist):
+        y[cond] = func(x[cond], *args, **kw) if callable(func) else func
+    return y
 
 
 @implements(np.array_equal)

@@ -36,8 +36,8 @@ from ..tracer import StaticScalarsNeeded, Tracer
 from ..views import IndexStep
 from .masked import MaskedSelection, same_value
 from . import implements, unsupported
-from .promote import (broadcast_shapes, broadcast_to, constant_node, normalize_axis, scalar,
-                      shape_of, to_node, wrap)
+from .promote import (broadcast_shapes, broadcast_to, constant_node, dtype_of, normalize_axis,
+                      scalar, shape_of, to_node, wrap)
 
 
 def index_update(x, key, value):
@@ -522,6 +522,24 @@ def take_along_axis(arr, indices, axis=-1):
             coord = B.binary(Op.MUL, coord, B.broadcast(scalar(stride, np.int64), tuple(shape)))
         linear = coord if linear is None else B.binary(Op.ADD, linear, coord)
     return wrap(B.gather(B.reshape(x, (x.size,)), linear, 0))
+
+
+@implements(np.put_along_axis)
+def put_along_axis(arr, indices, values, axis):
+    """NumPy's own construction: `arr[index arrays] = values`, `indices` along `axis` and
+    aranges along the other axes (a write into `arr`, repeated indices as NumPy's)."""
+    if not isinstance(arr, Tracer) or axis is None:
+        return unsupported(np.put_along_axis, (arr, indices, values), {"axis": axis},
+                           "np.put_along_axis" + ("(axis=None)" if axis is None else ""))
+    axis = normalize_axis(axis, arr.ndim)
+    if len(shape_of(indices)) != arr.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    if np.dtype(dtype_of(indices)).kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
+    index = tuple(indices if d == axis else
+                  np.arange(n).reshape((1,) * d + (-1,) + (1,) * (arr.ndim - d - 1))
+                  for d, n in enumerate(arr.shape))
+    arr[index] = values
 
 
 @implements(np.diag_indices_from)

@@ -393,6 +393,10 @@ def scatter_assign(x, idx, v):
     x[idx] = v
 
 
+def scatter_scalar(x, idx, v):
+    x[idx] = 0.5                    # one value: a scatter of it, no count of hits
+
+
 def scatter_increment(x, idx, v):
     x[idx] += v                     # NumPy: a repeated row gains v once
 
@@ -409,7 +413,8 @@ def scatter_reads_its_base(x, idx, v):
     x[idx] = x[:6] * 2 + v          # a slice of x read by the updates: not in place
 
 
-@pytest.mark.parametrize("fn", [scatter_assign, scatter_increment, scatter_add_at,
+@pytest.mark.parametrize("fn", [scatter_assign, scatter_scalar, scatter_increment,
+                                scatter_add_at,
                                 scatter_gathers_its_base, scatter_reads_its_base],
                          ids=lambda f: f.__name__)
 def test_a_scatter_updates_the_argument_in_place(fn):

@@ -246,9 +246,9 @@ def _last_writes(advanced, sizes: list[int], shape) -> tuple[np.ndarray, np.ndar
 
 
 def _advanced_update(x: Node, plan: _Plan, value) -> Node | None:
-    """x[i0, :, i1] = v with integer-array indices and full slices: scatter-add + select.
+    """x[i0, :, i1] = v with integer-array indices and full slices.
 
-    A scalar v is exact for any indices (the scatter only counts hits); an array v with
+    A scalar v is a scatter of it (the same value whichever write lands last); an array v with
     provably distinct indices, or concrete ones (then only the last write to each target is
     scattered), is a sum; with traced indices that may repeat, a `scatter` assigns in index
     order (NumPy's last write wins).  None: can't.
@@ -263,28 +263,30 @@ def _advanced_update(x: Node, plan: _Plan, value) -> Node | None:
     v = to_node(value, x.dtype)
     last = None if v.ndim == 0 or _provably_unique(plan.advanced, shape) else \
         _last_writes(plan.advanced, [x.shape[p] for p in positions], shape)
-    if v.ndim == 0:
-        placed = B.broadcast(v, merged.shape)
-    else:
-        k, rest_shape = len(shape), [x.shape[d] for d in rest]
-        perm = _placement(positions, k, k + len(rest))
-        target = shape + tuple(rest_shape)
-        if perm is not None:
-            target = tuple(target[p] for p in perm)
-        while v.ndim > len(target) and v.shape[0] == 1:
-            v = B.reshape(v, v.shape[1:])
-        v = broadcast_to(v, target)
-        if perm is not None:
-            v = B.transpose(v, list(np.argsort(perm)))
-        if last is None and not _provably_unique(plan.advanced, shape):
-            return _restore(B.scatter(merged, linear, v, 0), x, positions, rest)
-        if last is not None:             # repeated concrete indices: the last write wins
-            keep, targets = last
-            v = B.gather(B.reshape(v, (int(np.prod(shape, dtype=np.int64)),) + tuple(rest_shape)),
-                         constant_node(keep), 0)
-            linear = constant_node(targets)
-        zeros = B.broadcast(scalar(0, x.dtype), merged.shape)
-        placed = B.scatter_add(zeros, linear, v, 0)
+    if v.ndim == 0:            # every write the same value: a scatter in any order, no
+        # count of hits over all of x (put_along_axis of 3 per row into 1000x100: 0.094 ms
+        # with the count, NumPy 0.045); in place where x is an argument (buffers.py)
+        updates = B.broadcast(v, tuple(shape) + tuple(merged.shape[1:]))
+        return _restore(B.scatter(merged, linear, updates, 0), x, positions, rest)
+    k, rest_shape = len(shape), [x.shape[d] for d in rest]
+    perm = _placement(positions, k, k + len(rest))
+    target = shape + tuple(rest_shape)
+    if perm is not None:
+        target = tuple(target[p] for p in perm)
+    while v.ndim > len(target) and v.shape[0] == 1:
+        v = B.reshape(v, v.shape[1:])
+    v = broadcast_to(v, target)
+    if perm is not None:
+        v = B.transpose(v, list(np.argsort(perm)))
+    if last is None and not _provably_unique(plan.advanced, shape):
+        return _restore(B.scatter(merged, linear, v, 0), x, positions, rest)
+    if last is not None:             # repeated concrete indices: the last write wins
+        keep, targets = last
+        v = B.gather(B.reshape(v, (int(np.prod(shape, dtype=np.int64)),) + tuple(rest_shape)),
+                     constant_node(keep), 0)
+        linear = constant_node(targets)
+    zeros = B.broadcast(scalar(0, x.dtype), merged.shape)
+    placed = B.scatter_add(zeros, linear, v, 0)
     ones = B.broadcast(scalar(1, np.int32), shape)
     hits = B.scatter_add(B.broadcast(scalar(0, np.int32), merged.shape[:1]), written, ones, 0)
     hit = B.binary(Op.GT, hits, B.broadcast(scalar(0, np.int32), hits.shape))

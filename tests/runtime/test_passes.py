@@ -630,4 +630,7 @@ def test_a_dot_contracting_nothing_becomes_a_fusible_product(dtype):
         assert all(n.op is not Op.DOT for n in after.nodes), print_graph(after)
         got, want = interpret(after, args)[0], interpret(graph, args)[0]
         assert got.dtype == want.dtype and got.shape == want.shape
-        np.testing.assert_array_equal(got, want)
+        if got.dtype.kind == "c":       # a BLAS may round a complex product's parts once
+            assert_close(got, want)
+        else:
+            np.testing.assert_array_equal(got, want)

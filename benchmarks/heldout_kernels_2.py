@@ -1,21 +1,12 @@
 """Held-out kernels, second batch: written 2026-11-28 (late session) as a user of NumPy
 would write them, without reading xlanb's kernels first, to find slow or wrong compiled
 code the first batch (heldout_kernels.py) no longer finds.  Same form: (name, function,
-arguments maker); bench_heldout.py runs both batches."""
+arguments maker); bench_heldout.py runs every batch."""
 from __future__ import annotations
 
 import numpy as np
 
-R = np.random.default_rng(7)
-f32, f64 = np.float32, np.float64
-
-
-def nrm(*shape, dt=f64):
-    return R.standard_normal(shape).astype(dt)
-
-
-def uni(*shape, dt=f64, lo=0, hi=1):
-    return R.uniform(lo, hi, shape).astype(dt)
+from heldout_kernels import R, f32, f64, nrm, uni  # noqa: F401  (one random stream)
 
 
 def pairwise_dist(X, Y):

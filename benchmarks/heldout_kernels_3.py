@@ -6,12 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-R = np.random.default_rng(11)
-f32, f64 = np.float32, np.float64
-
-
-def nrm(*shape, dt=f64):
-    return R.standard_normal(shape).astype(dt)
+from heldout_kernels import R, f32, f64, nrm, uni  # noqa: F401  (one random stream)
 
 
 def axpby(a, x, b, y):

@@ -272,36 +272,31 @@ fmaximum = _nan_propagating("llvm.maximum", "max(a, b), NaN if either is (llvm.m
 fminimum = _nan_propagating("llvm.minimum", "min(a, b), NaN if either is (llvm.minimum).")
 
 
-@intrinsic
-def muladd(typingctx, a, b, c):
-    """a*b+c, fused into one fma where the CPU has one, else a multiply and an add
-    (llvm.fmuladd): a polynomial's steps contract whatever the caller's fast-math flags,
-    and kernels keep NumPy's rounding of each user multiply and add (no `contract`)."""
-    if a not in (types.float32, types.float64) or not (a == b == c):
-        return None
+def _multiply_add(llvm_name: str, doc: str):
+    """An intrinsic a*b+c of three floats of one type, as LLVM's `llvm_name`."""
+    @intrinsic
+    def _multiply_add_intrinsic(typingctx, a, b, c):
+        if a not in (types.float32, types.float64) or not (a == b == c):
+            return None
 
-    def codegen(context, builder, sig, args):
-        lty = args[0].type
-        fn = builder.module.declare_intrinsic(
-            "llvm.fmuladd", [lty], ir.FunctionType(lty, [lty, lty, lty]))
-        return builder.call(fn, args)
+        def codegen(context, builder, sig, args):
+            lty = args[0].type
+            fn = builder.module.declare_intrinsic(
+                llvm_name, [lty], ir.FunctionType(lty, [lty, lty, lty]))
+            return builder.call(fn, args)
 
-    return a(a, a, a), codegen
+        return a(a, a, a), codegen
+
+    _multiply_add_intrinsic.__doc__ = doc
+    return _multiply_add_intrinsic
 
 
-@intrinsic
-def fma(typingctx, a, b, c):
-    """Fused a*b+c with one rounding (llvm.fma; a libm call on CPUs without FMA)."""
-    if a not in (types.float32, types.float64) or not (a == b == c):
-        return None
-
-    def codegen(context, builder, sig, args):
-        lty = args[0].type
-        fn = builder.module.declare_intrinsic(
-            "llvm.fma", [lty], ir.FunctionType(lty, [lty, lty, lty]))
-        return builder.call(fn, args)
-
-    return a(a, a, a), codegen
+# muladd: a polynomial's steps contract whatever the caller's fast-math flags, and kernels
+# keep NumPy's rounding of each user multiply and add (no `contract`, codegen/cpu.py)
+muladd = _multiply_add("llvm.fmuladd", "a*b+c, fused into one fma where the CPU has one, "
+                       "else a multiply and an add (llvm.fmuladd).")
+fma = _multiply_add("llvm.fma", "Fused a*b+c with one rounding (llvm.fma; a libm call on "
+                    "CPUs without FMA).")
 
 
 def _pow2_intrinsic(fty, ity, llf, lli, bias, mbits):

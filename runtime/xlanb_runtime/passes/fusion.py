@@ -308,9 +308,10 @@ class _Planner:
         tracing/tracer.py): the operand is computed in its own order, not read across its
         rows by a transposing loop (np.exp(x) * 2 + 1 of a 1000x1000 Fortran-ordered x:
         14.9 ms, NumPy 1.6).  CPU only (row kernels on: the CUDA target keeps its copy)."""
+        if node.op is not Op.TRANSPOSE or not (self.enable and self.row_fusion):
+            return False
         operand = node.inputs[0]
-        return (node.op is Op.TRANSPOSE and self.enable and self.row_fusion
-                and id(node) in self.is_output and not self.users[id(node)]
+        return (id(node) in self.is_output and not self.users[id(node)]
                 and operand.op not in (Op.PARAMETER, Op.CONSTANT)
                 and id(operand) not in self.is_output)   # two outputs NumPy keeps apart
 

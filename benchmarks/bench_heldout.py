@@ -3,11 +3,11 @@ tuned for, each result and argument checked against NumPy first.
 
     python benchmarks/bench_heldout.py                  # single-thread mode
     python benchmarks/bench_heldout.py --filter arctan  # kernels whose name contains it
-    python benchmarks/bench_heldout.py --batch 2        # one batch only (1, 2 or 3)
+    python benchmarks/bench_heldout.py --batch 2        # one batch only (1 to 4)
 
 Per kernel: whether xlanb's outputs and arguments after the call match NumPy's (outputs
 and every argument, with NumPy's own call on copies of the same arrays; float tolerance by
-dtype), the error class where jit refuses the program (a named error by design for data-
+dtype; a first call and a second through the call guard), the error class where jit refuses the program (a named error by design for data-
 dependent shapes), NumPy's and xlanb's medians of interleaved rounds (common.py), the
 paired NumPy/xlanb ratio with its interquartile range, and a mark on those below 1.0x.
 Then the geometric mean and the list below 1.0x, and a non-zero exit on any mismatch.
@@ -29,8 +29,8 @@ if __name__ == "__main__":
     _parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     _parser.add_argument("--threads", type=int, default=1)
     _parser.add_argument("--filter", default="", help="run the kernels whose name contains it")
-    _parser.add_argument("--batch", type=int, choices=(1, 2, 3), default=None,
-                         help="one batch only (heldout_kernels.py, heldout_kernels_2.py, _3)")
+    _parser.add_argument("--batch", type=int, choices=(1, 2, 3, 4), default=None,
+                         help="one batch only (heldout_kernels.py, heldout_kernels_2.py .. _4)")
     _parser.add_argument("--repeats", type=int, default=9)
     _parser.add_argument("--min-seconds", type=float, default=0.5)
     ARGS = _parser.parse_args()
@@ -42,9 +42,10 @@ import xlanb  # noqa: E402
 import heldout_kernels  # noqa: E402
 import heldout_kernels_2  # noqa: E402
 import heldout_kernels_3  # noqa: E402
+import heldout_kernels_4  # noqa: E402
 
 BATCHES = {1: heldout_kernels.KERNELS, 2: heldout_kernels_2.KERNELS,
-           3: heldout_kernels_3.KERNELS}
+           3: heldout_kernels_3.KERNELS, 4: heldout_kernels_4.KERNELS}
 
 
 def _leaves(value) -> list:
@@ -68,15 +69,22 @@ def mismatch(got, want, single: bool = False) -> str:
 
 
 def check(fn, jitted, make) -> tuple[list, str]:
-    """(arguments for timing, '' or what differs from NumPy in outputs or arguments)."""
+    """(arguments for timing, '' or what differs from NumPy in outputs or arguments).  Two
+    calls on fresh copies of the same arrays: the first compiles and runs the general path,
+    the second the call guard (mono_call.py)."""
     args = make()
-    ours, numpy_args = copy.deepcopy(args), copy.deepcopy(args)
-    single = any(np.asarray(a).dtype in (np.float32, np.complex64, np.float16) for a in args)
-    want, got = fn(*numpy_args), jitted(*ours)
-    problems = [f"output {i}: {m}" for i, (g, w) in enumerate(zip(_leaves(got), _leaves(want)))
-                if (m := mismatch(g, w, single))]
-    problems += [f"argument {i}: {m}" for i, (g, w) in enumerate(zip(ours, numpy_args))
-                 if (m := mismatch(g, w, single))]
+    problems = []
+    for call in ("first", "second"):
+        ours, numpy_args = copy.deepcopy(args), copy.deepcopy(args)
+        single = any(np.asarray(a).dtype in (np.float32, np.complex64, np.float16)
+                     for a in args)
+        want, got = fn(*numpy_args), jitted(*ours)
+        problems += [f"{call} call, output {i}: {m}"
+                     for i, (g, w) in enumerate(zip(_leaves(got), _leaves(want)))
+                     if (m := mismatch(g, w, single))]
+        problems += [f"{call} call, argument {i}: {m}"
+                     for i, (g, w) in enumerate(zip(ours, numpy_args))
+                     if (m := mismatch(g, w, single))]
     return ours, "; ".join(problems)
 
 

@@ -107,7 +107,28 @@ def _logaddexp(x, y):
 
 
 def _hypot(x, y):
-    return B.unary(Op.SQRT, B.binary(Op.ADD, B.binary(Op.MUL, x, x), B.binary(Op.MUL, y, y)))
+    """C's hypot, without sqrt(x*x + y*y)'s overflow and underflow (1e200 and 1e-200 parts):
+    float32 in float64, where the squares fit; float64 scaled by a power of two (exact)
+    where the larger part is past 2**+-500, with selects that keep the loop vectorized.
+    inf where a part is inf, even nan."""
+    a, b = _abs(x), _abs(y)
+    if x.dtype == np.float32:
+        wide = [B.convert(v, np.float64) for v in (a, b)]
+        out = B.convert(B.unary(Op.SQRT, B.binary(Op.ADD, B.binary(Op.MUL, wide[0], wide[0]),
+                                                   B.binary(Op.MUL, wide[1], wide[1]))), x.dtype)
+    else:
+        big = B.select(B.binary(Op.GT, a, b), a, b)
+        huge, tiny = B.binary(Op.GT, big, _const(big, 2.0 ** 500)), \
+            B.binary(Op.LT, big, _const(big, 2.0 ** -500))
+        scale = B.select(huge, _const(big, 2.0 ** -600),
+                         B.select(tiny, _const(big, 2.0 ** 600), _const(big, 1.0)))
+        unscale = B.select(huge, _const(big, 2.0 ** 600),
+                           B.select(tiny, _const(big, 2.0 ** -600), _const(big, 1.0)))
+        a, b = B.binary(Op.MUL, a, scale), B.binary(Op.MUL, b, scale)
+        out = B.binary(Op.MUL, B.unary(Op.SQRT, B.binary(
+            Op.ADD, B.binary(Op.MUL, a, a), B.binary(Op.MUL, b, b))), unscale)
+    inf = _const(a, math.inf)
+    return B.select(B.binary(Op.OR, B.binary(Op.EQ, a, inf), B.binary(Op.EQ, b, inf)), inf, out)
 
 
 def _fmod(x, y):

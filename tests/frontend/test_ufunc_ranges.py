@@ -1,0 +1,38 @@
+"""Ufuncs at the edges of the float range, under `jit` against NumPy: results that a
+textbook formula overflows or underflows where NumPy's C function does not (hypot of
+1e200 parts), and the special values (inf with nan, signed zeros) NumPy's loops give."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import xlanb
+
+SPECIAL = [0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan]
+
+
+def _edges(dt, scale, rng):
+    x = (rng.standard_normal(300) * scale).astype(dt)
+    y = (rng.standard_normal(300) * scale * rng.uniform(0, 3, 300)).astype(dt)
+    gx, gy = np.meshgrid(np.array(SPECIAL, dt), np.array(SPECIAL, dt))
+    return np.concatenate([x, gx.ravel()]), np.concatenate([y, gy.ravel()])
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("scale", [1.0, 1e200, 1e-200, 1e30, 1e-30, 1e-310])
+def test_hypot_neither_overflows_nor_underflows(dt, scale):
+    """Within an ulp of NumPy's hypot where sqrt(x*x + y*y) would give inf or 0; inf where
+    a part is inf, even nan."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x, y = _edges(dt, scale, np.random.default_rng(7))
+        want = np.hypot(x, y)
+    got = xlanb.jit(np.hypot, tiered=False)(x, y)
+    assert got.dtype == want.dtype
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(got[~finite], want[~finite])
+    ulps = np.abs(got[finite].astype(np.float64) - want[finite]) / \
+        np.spacing(want[finite]).astype(np.float64)
+    assert ulps.max(initial=0) <= 1, ulps.max()

@@ -362,6 +362,28 @@ FUNCTIONS["xlanb.check_choice"] = LibraryFunction(
     binder=_check_choice)
 
 
+def _check_index_bounds(params: dict) -> Callable:
+    """`xlanb.check_index_bounds`: the IndexError NumPy raises for an index outside [-size,
+    size) of its axis, from the index's min and max, and a u8 token.  The error's note
+    names the user's line (`where`)."""
+    size, axis, where = params["size"], params["axis"], params["where"]
+
+    def call(low, high):
+        for value in (int(high), int(low)):
+            if not -size <= value < size:
+                error = IndexError(f"index {value} is out of bounds for axis {axis} with "
+                                   f"size {size}")
+                error.add_note(f"xlanb: the indexing at {where}; no argument was written")
+                raise error
+        return np.zeros((), np.uint8)
+    return call
+
+
+FUNCTIONS["xlanb.check_index_bounds"] = LibraryFunction(
+    "xlanb.check_index_bounds", lambda ins, size, axis, where: [((), np.dtype(np.uint8))],
+    _linear_flops, binder=_check_index_bounds)
+
+
 def _check_weights(params: dict) -> Callable:
     """`xlanb.check_weights`: the ZeroDivisionError NumPy's np.average raises for weights
     that sum to zero (along any averaged slice), and a u8 token."""

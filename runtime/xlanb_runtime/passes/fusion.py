@@ -736,27 +736,48 @@ def _absorb(kernel: Kernel, other: Kernel, producer: dict[int, Kernel]) -> None:
 
 def _execution_order(kernels: list[Kernel], producer: dict[int, Kernel],
                      index: dict[int, int]) -> list[Kernel]:
-    """Kahn's topological order of kernels by the buffers they read, earliest root first."""
+    """Kahn's topological order of kernels by the buffers they read, earliest root first,
+    run-time checks (and what they read) before everything else: a check that raises then
+    finds the caller's arrays as they were, and kernels after it may write them in place
+    (buffers.py `_nothing_raises_from`)."""
     deps = {id(k): {id(producer[id(i)]) for i in k.inputs if id(i) in producer} - {id(k)}
             for k in kernels}
     dependents: dict[int, list[Kernel]] = {id(k): [] for k in kernels}
     for k in kernels:
         for d in deps[id(k)]:
             dependents[d].append(k)
-    ready = [(index[id(k.root)], id(k), k) for k in kernels if not deps[id(k)]]
+    early = _feeding_checks(kernels, deps)
+
+    def priority(k: Kernel) -> tuple:
+        return (id(k) not in early, index[id(k.root)], id(k), k)
+    ready = [priority(k) for k in kernels if not deps[id(k)]]
     heapq.heapify(ready)
     order: list[Kernel] = []
     while ready:
-        _, _, k = heapq.heappop(ready)
+        k = heapq.heappop(ready)[-1]
         order.append(k)
         for user in dependents[id(k)]:
             deps[id(user)].discard(id(k))
             if not deps[id(user)]:
-                heapq.heappush(ready, (index[id(user.root)], id(user), user))
+                heapq.heappush(ready, priority(user))
     if len(order) != len(kernels):
         stuck = ", ".join(k.name for k in kernels if k not in order)
         raise AssertionError(f"fusion produced a cycle between kernels: {stuck}")
     return order
+
+
+def _feeding_checks(kernels: list[Kernel], deps: dict[int, set[int]]) -> set[int]:
+    """ids of the run-time check kernels (`xlanb.check_*` library calls) and of every
+    kernel they depend on."""
+    pending = [id(k) for k in kernels if k.kind == "library" and
+               k.root.op is Op.LIBRARY_CALL and k.root.arg[0].startswith("xlanb.check_")]
+    found: set[int] = set()
+    while pending:
+        kid = pending.pop()
+        if kid not in found:
+            found.add(kid)
+            pending.extend(deps[kid])
+    return found
 
 
 def plan_fusion(graph: Graph, enable_fusion: bool = True, row_fusion: bool = True

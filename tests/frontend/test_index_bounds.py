@@ -1,0 +1,130 @@
+"""Traced indices out of bounds: NumPy's IndexError (its message), raised before any
+argument is written, on the first call and through the call guard; in-bounds indices,
+negative ones included, give NumPy's values; indices in bounds by construction (an
+argmax, a clip, `% n`) carry no run-time check (ir/value_range.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlanb
+from xlanb_runtime.ir import Op
+from xlanb_runtime.ir import builder as B
+from xlanb_runtime.ir.value_range import value_range
+
+
+def getitem(x, i):
+    return x[i] * 2
+
+
+def getitem_columns(x, i):
+    return x[:, i]
+
+
+def getitem_pair(x, i):
+    return x[i, i[::-1]]
+
+
+def setitem(x, i):
+    x[i] = 7.0
+
+
+def setitem_rows(x, i):
+    x[i] = x[:len(i)] * 0 + 1.0
+
+
+def increment(x, i):
+    x[i] += 1.0
+
+
+def take(x, i):
+    return np.take(x, i, axis=1)
+
+
+def take_along(x, i):
+    return np.take_along_axis(x, i.reshape(-1, 1)[:x.shape[0]], axis=1)
+
+
+def add_at(x, i):
+    np.add.at(x, i, 1.0)
+
+
+CASES = [getitem, getitem_columns, getitem_pair, setitem, setitem_rows, increment, take,
+         take_along, add_at]
+
+
+def _arguments(bad: int):
+    x = np.arange(24.0).reshape(6, 4)
+    return x, np.array([1, -2, 3, bad, 0, 2])
+
+
+def _numpy_error(fn, bad):
+    with pytest.raises(IndexError) as info:
+        fn(*_arguments(bad))
+    return str(info.value)
+
+
+@pytest.mark.parametrize("bad", [4, 6, 50, -7, -50])
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+def test_an_index_out_of_bounds_is_numpys_index_error(fn, bad):
+    """Where NumPy raises for an index past its axis, xlanb raises NumPy's IndexError, the
+    arguments as they were (the check runs before the kernels that write them)."""
+    with np.errstate(all="ignore"):
+        try:
+            fn(*_arguments(bad))
+        except IndexError as error:
+            message = str(error)
+        else:
+            pytest.skip("in bounds for this axis")
+    jitted = xlanb.jit(fn, tiered=False)
+    good = _arguments(1)
+    jitted(*good)                       # compiled, and the guard written for these arrays
+    for _ in range(2):                  # the general path, then the guard
+        x, i = _arguments(bad)
+        with pytest.raises(IndexError) as info:
+            jitted(x, i)
+        assert str(info.value) == message or "is out of bounds for axis" in str(info.value)
+        np.testing.assert_array_equal(x, _arguments(bad)[0])
+
+
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+def test_indices_in_bounds_give_numpys_values(fn):
+    expected, got = _arguments(1), _arguments(1)
+    jitted = xlanb.jit(fn, tiered=False)
+    for _ in range(2):
+        want, have = fn(*expected), jitted(*got)
+        if want is not None:
+            np.testing.assert_array_equal(have, want)
+        np.testing.assert_array_equal(got[0], expected[0])
+
+
+def _checked(fn, *args) -> bool:
+    return "check_index_bounds" in xlanb.jit(fn, tiered=False).lower(*args).as_text()
+
+
+def test_indices_in_bounds_by_construction_are_not_checked():
+    x = np.random.default_rng(0).standard_normal((50, 8))
+    i = np.arange(-50, 50)
+    assert not _checked(lambda x: np.take_along_axis(x, x.argmax(1)[:, None], 1), x)
+    assert not _checked(lambda x, i: x[np.clip(i, 0, 49)], x, i)
+    assert not _checked(lambda x, i: x[i % 50], x, i)
+    assert not _checked(lambda x: x[np.arange(50)[::-1] // 2], x)
+    assert _checked(lambda x, i: x[i], x, i)
+    assert _checked(lambda x, i: x[i % 51], x, i)
+    assert _checked(lambda x, i: x[np.clip(i, 0, 50)], x, i)
+
+
+def test_value_ranges():
+    n = B.parameter(0, (10,), np.int64)
+    small = B.parameter(1, (10,), np.uint8)
+    const = lambda v: B.broadcast(B.constant(np.int64(v)), (10,))   # noqa: E731
+    assert value_range(n) == (-(1 << 63), (1 << 63) - 1)
+    assert value_range(B.convert(small, np.int64)) == (0, 255)
+    assert value_range(B.binary(Op.REM, n, const(7))) == (0, 6)
+    assert value_range(B.binary(Op.REM, n, const(-7))) is None
+    assert value_range(B.binary(Op.MIN, B.binary(Op.MAX, n, const(-3)), const(9))) == (-3, 9)
+    assert value_range(B.binary(Op.ADD, B.convert(small, np.int64), const(1))) == (1, 256)
+    assert value_range(B.binary(Op.ADD, small, B.convert(const(1), np.uint8))) is None
+    assert value_range(B.binary(Op.MUL, n, const(2))) is None          # may wrap around
+    assert value_range(B.iota((4, 9), np.int64, 1)) == (0, 8)
+    assert value_range(B.convert(B.parameter(2, (3,), np.float64), np.int64)) is None

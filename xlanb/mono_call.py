@@ -278,13 +278,13 @@ def _written_back(outs: tuple[str, ...], compiled, before: str, listed: str,
     writeback copies inline (finish_writes costs ~3.9 us on a 64-element momentum step,
     its two copies ~1 us), none for an argument the program wrote in place (its output
     is the parameter itself, buffers.py); the guard checked that they are writeable.
-    Anything more (returned arguments, scalars, effects) is FINISH's."""
+    Anything more (returned arguments, scalars) is FINISH's."""
     traced = compiled.traced
     tree = traced.out_tree
     sources = [outs[o] for _, o in traced.writebacks]
     if tree.kind not in ("none", "leaf") or traced.arg_outputs or traced.const_outputs or \
             traced.scalar_outputs or traced.time_outputs or traced.bytes_outputs or \
-            traced.effects or not all(out.isidentifier() for out in outs):
+            not all(out.isidentifier() for out in outs):
         return [f"    return FINISH({before}{listed})"]
     targets = [params[p] for p, _ in traced.writebacks]
     lines = [f"    np.copyto({t}, {src}, casting='unsafe')"
@@ -301,8 +301,9 @@ def _inlined_driver(inline, params: list, suffix: str | None, compiled,
     lines = [f"    {line}" for line, p in zip(inline.prologue, params)
              if not p.flags.c_contiguous]
     lines.append(inline.body.rstrip("\n"))
-    if suffix is None:
-        lines += _several_outputs(inline.outs, compiled, before, param_names)
+    if suffix is None:      # effect tokens (random draws, checks) trail: nobody reads them
+        outs = inline.outs[:len(inline.outs) - compiled.traced.effects]
+        lines += _several_outputs(outs, compiled, before, param_names)
     else:
         lines.append(f"    return {inline.outs[0]}{suffix}")
     return [line for line in lines if line]

@@ -660,8 +660,8 @@ class Traced:
     @property
     def is_pure(self) -> bool:
         """No argument written, returned or aliased, no time dtype to convert: outputs
-        are just the program's."""
-        return not (self.writebacks or self.arg_outputs or self.flat_params or self.effects
+        are just the program's (then `effects` tokens, which the caller drops)."""
+        return not (self.writebacks or self.arg_outputs or self.flat_params
                     or self.bytes_outputs or self.time_params or self.time_outputs)
 
     def unflatten_outputs(self, values: Sequence[Any]) -> Any:

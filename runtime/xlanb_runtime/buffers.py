@@ -185,9 +185,10 @@ def _update_in_place(plan: FusionPlan, storage: dict[int, Storage], donated: set
         root = _root(base, storage)
         kind = storage[id(root)].kind if id(root) in storage else None
         if kind is not None and not (kind in ("param", "donated") and id(root) in donated
-                                     or kind == "param" and base is root and
-                                     finals.get(id(root)) is kernel.root and
-                                     _nothing_raises_from(plan, step)):
+                                     or kind in ("param", "donated") and
+                                     _whole_buffer(base, root, storage) and
+                                     _scattered_toward(kernel.root, finals.get(id(root)))
+                                     and _nothing_raises_from(plan, step)):
             continue                           # the caller's, a constant, NumPy's result
         if last.get(id(root), -1) > step:
             continue                           # x's old value is read later
@@ -198,6 +199,25 @@ def _update_in_place(plan: FusionPlan, storage: dict[int, Storage], donated: set
         storage[id(kernel.root)] = Storage("update", base=base)
         # the new value (and views of it) is read until then, in the same buffer
         last[id(root)] = max(step, last.get(id(kernel.root), step))
+
+
+def _whole_buffer(base: Node, root: Node, storage: dict[int, Storage]) -> bool:
+    """`base` is the parameter `root` itself, or an earlier update's value that took all
+    of its buffer (not a view of part of it)."""
+    own = storage.get(id(base))
+    return base is root or own is not None and own.kind == "update" and \
+        base.shape == root.shape and base.dtype == root.dtype
+
+
+def _scattered_toward(node: Node, final: Node | None) -> bool:
+    """Whether `final` (the value written back into a parameter) is `node`, or `node`
+    after further scatters into it: `x[i] = v; x[i] += 1` scatters twice into x, and
+    the first may take x's buffer as the second does (later kernels still reading x's
+    old value, or an output of the first, keep it from doing so: `_update_in_place`)."""
+    while final is not None and final is not node and final.op in (Op.SCATTER,
+                                                                   Op.SCATTER_ADD):
+        final = final.inputs[0]
+    return final is node
 
 
 def final_values(plan: FusionPlan, write_into: tuple, storage: dict[int, Storage]

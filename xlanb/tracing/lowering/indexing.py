@@ -158,8 +158,11 @@ def _check_bounds(index: Tracer, node: Node, n: int, axis: int) -> None:
     memory safety only).  None where the index is in bounds by construction (an argmax,
     an iota, a clip: ir/value_range.py)."""
     bounds = value_range(node)
-    if node.size == 0 or bounds is not None and -n <= bounds[0] and bounds[1] < n:
+    key = (id(node), n)
+    if node.size == 0 or bounds is not None and -n <= bounds[0] and bounds[1] < n or \
+            key in index.context.checked_indices:
         return
+    index.context.checked_indices.add(key)
     everything = range(node.ndim)
     low, high = B.reduce(node, "min", everything), B.reduce(node, "max", everything)
     index.context.checks.append(to_node(call("xlanb.check_index_bounds", [low, high],

@@ -47,6 +47,7 @@ UFUNCS = {
     Op.IS_FINITE: "isfinite", Op.CONJ: "conjugate", Op.ADD: "add", Op.SUB: "subtract",
     Op.MUL: "multiply", Op.POW: "power", Op.MAX: "maximum", Op.MIN: "minimum",
     Op.AND: "bitwise_and", Op.OR: "bitwise_or", Op.XOR: "bitwise_xor", Op.ATAN2: "arctan2",
+    Op.SHIFT_LEFT: "left_shift", Op.SHIFT_RIGHT: "right_shift",
     Op.EQ: "equal", Op.NE: "not_equal", Op.LT: "less", Op.LE: "less_equal",
     Op.GT: "greater", Op.GE: "greater_equal", Op.SELECT: "where",
 }

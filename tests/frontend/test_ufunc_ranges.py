@@ -36,3 +36,20 @@ def test_hypot_neither_overflows_nor_underflows(dt, scale):
     ulps = np.abs(got[finite].astype(np.float64) - want[finite]) / \
         np.spacing(want[finite]).astype(np.float64)
     assert ulps.max(initial=0) <= 1, ulps.max()
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                np.uint32, np.uint64])
+def test_shifts_at_every_count(dt):
+    """x << s and x >> s for counts from negative past the width: NumPy's 0, or the sign
+    for >> of signed ints (the shift itself is undefined there in C and LLVM)."""
+    info = np.iinfo(dt)
+    rng = np.random.default_rng(3)
+    x = rng.integers(info.min, info.max, 2000, dtype=dt, endpoint=True)
+    x[:4] = [info.min, info.max, 0, 1]
+    low = -3 if info.min < 0 else 0
+    counts = rng.integers(low, info.bits + 5, 2000).astype(dt)
+    got = xlanb.jit(lambda x, s: (x << s, x >> s), tiered=False)(x, counts)
+    for have, want in zip(got, (x << counts, x >> counts)):
+        assert have.dtype == want.dtype
+        np.testing.assert_array_equal(have, want)

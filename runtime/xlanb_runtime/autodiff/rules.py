@@ -31,6 +31,7 @@ from ..ir import builder as B
 VJP: dict[Op, Callable] = {}
 ZERO_GRADIENT = frozenset({Op.SIGN, Op.FLOOR, Op.CEIL, Op.ROUND, Op.NOT, Op.IS_FINITE,
                            Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.AND, Op.OR, Op.XOR,
+                           Op.SHIFT_LEFT, Op.SHIFT_RIGHT,
                            Op.ARGREDUCE, Op.IOTA, Op.CONSTANT, Op.PARAMETER, Op.FLOOR_DIV,
                            Op.BITCAST})   # bits read as another type: no derivative
 

@@ -116,6 +116,8 @@ def expression(op: Op, dtype: np.dtype, operands: list[str], operand_dtype: np.d
         return f"(({one} if {a} > {zero} else ({minus} if {a} < {zero} else {zero})){nan})"
     if op is Op.NOT:
         return f"(not {operands[0]})" if operand_dtype == np.bool_ else f"(~{operands[0]})"
+    if op is Op.SHIFT_LEFT or op is Op.SHIFT_RIGHT:
+        return _shift(op, dtype, operands)
     if op is Op.IS_FINITE:
         a = operands[0]
         return f"(({a} - {a}) == {typed_constant(0, operand_dtype)})" if is_float else "True"
@@ -130,6 +132,24 @@ def expression(op: Op, dtype: np.dtype, operands: list[str], operand_dtype: np.d
             dtype.kind == "c":                   # complex(re, im) is complex128
         text = f"{CAST[dtype.name]}({text})"
     return text
+
+
+def _shift(op: Op, dtype: np.dtype, operands: list[str]) -> str:
+    """NumPy's shifts: C's for counts in [0, bits), else 0 (<<, >> of unsigned) or the
+    sign (>> of signed).  The count is clamped before the shift (LLVM's shl/ashr/lshr are
+    poison past the width), so the select vectorizes with per-lane shifts."""
+    a, b = operands
+    bits = dtype.itemsize * 8
+    zero = typed_constant(0, dtype)
+    valid = f"({b} < {bits})" if dtype.kind == "u" else f"({b} >= {zero} and {b} < {bits})"
+    count = f"({b} if {valid} else {zero})"
+    if op is Op.SHIFT_LEFT:
+        text = f"(({a} << {count}) if {valid} else {zero})"
+    elif dtype.kind == "u":
+        text = f"(({a} >> {count}) if {valid} else {zero})"
+    else:
+        text = f"({a} >> ({b} if {valid} else {bits - 1}))"
+    return text if dtype == np.int64 else f"{CAST[dtype.name]}({text})"
 
 
 def complex_expression(op: Op, dtype: np.dtype, operands: list[str],

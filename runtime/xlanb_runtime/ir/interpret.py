@@ -252,6 +252,8 @@ EVAL: dict[Op, Callable] = {
     Op.AND: lambda n, x, y: np.bitwise_and(x, y),
     Op.OR: lambda n, x, y: np.bitwise_or(x, y),
     Op.XOR: lambda n, x, y: np.bitwise_xor(x, y),
+    Op.SHIFT_LEFT: lambda n, x, y: np.left_shift(x, y),
+    Op.SHIFT_RIGHT: lambda n, x, y: np.right_shift(x, y),
     Op.ATAN2: lambda n, x, y: np.arctan2(x, y),
     Op.COMPLEX: lambda n, x, y: _complex(x, y, n.dtype),
     Op.EQ: lambda n, x, y: np.equal(x, y),

@@ -71,6 +71,9 @@ class Op(enum.Enum):
     AND = "and"
     OR = "or"
     XOR = "xor"
+    SHIFT_LEFT = "shift-left"    # ints: NumPy's x << y (0 for counts outside [0, bits))
+    SHIFT_RIGHT = "shift-right"  # ints: NumPy's x >> y (arithmetic for signed; counts
+    #                              outside [0, bits): the sign, -1 or 0)
     ATAN2 = "atan2"
     COMPLEX = "complex"          # complex(re, im): two floats -> complex64/complex128
     # -- comparison (bool result) -----------------------------------------------------------
@@ -132,7 +135,8 @@ UNARY = frozenset({Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.EXP2, Op.EXPM1, Op.LOG, O
                    Op.ERF, Op.FLOOR, Op.CEIL, Op.ROUND, Op.NOT, Op.IS_FINITE, Op.REAL, Op.IMAG,
                    Op.CONJ, Op.CONVERT, Op.ROUND_HALF})
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOOR_DIV, Op.REM, Op.POW, Op.MAX,
-                    Op.MIN, Op.AND, Op.OR, Op.XOR, Op.ATAN2, Op.COMPLEX})
+                    Op.MIN, Op.AND, Op.OR, Op.XOR, Op.SHIFT_LEFT, Op.SHIFT_RIGHT, Op.ATAN2,
+                    Op.COMPLEX})
 COMPARE = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
 ELEMENTWISE = UNARY | BINARY | COMPARE | {Op.SELECT, Op.BITCAST}
 COMMUTATIVE = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR, Op.EQ, Op.NE})
@@ -156,6 +160,7 @@ REAL_ONLY = frozenset({Op.SIGN, Op.EXP2, Op.EXPM1, Op.TAN, Op.ASIN, Op.ACOS, Op.
                        Op.COSH, Op.ATAN, Op.ASINH, Op.ACOSH, Op.ATANH, Op.LOG1P,
                        Op.ERF, Op.FLOOR, Op.CEIL, Op.ROUND, Op.ROUND_HALF, Op.NOT,
                        Op.FLOOR_DIV, Op.REM, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR,
+                       Op.SHIFT_LEFT, Op.SHIFT_RIGHT,
                        Op.ATAN2, Op.LT, Op.LE, Op.GT, Op.GE})
 REDUCE_KINDS = ("sum", "max", "min", "prod", "any", "all")
 ARGREDUCE_KINDS = ("argmax", "argmin")

@@ -140,22 +140,12 @@ def _fmod(x, y):
 
 
 def _shift(left: bool):
-    """x << y = x * 2**y and x >> y = floor(x / 2**y) (arithmetic for signed ints), with
-    NumPy's results for counts past the width: 0, or the sign (-1/0) for >> of signed."""
+    """x << y and x >> y (ir SHIFT_LEFT/SHIFT_RIGHT: NumPy's results for counts past the
+    width, 0 or the sign)."""
     def rule(x, y):
         if x.dtype == np.bool_:                    # NumPy has no bool loop; never reached
             raise TypeError("bool shifts")
-        bits = x.dtype.itemsize * 8
-        limit = bits if left or x.dtype.kind == "u" else bits - 1
-        valid = B.binary(Op.AND, B.binary(Op.GE, y, _const(y, 0)),
-                         B.binary(Op.LT, y, _const(y, limit)))
-        power = B.binary(Op.POW, _const(x, 2), B.select(valid, y, _const(y, 0)))
-        if left:
-            return B.select(valid, B.binary(Op.MUL, x, power), _const(x, 0))
-        shifted = B.binary(Op.FLOOR_DIV, x, power)
-        beyond = _const(x, 0) if x.dtype.kind == "u" else B.select(
-            B.binary(Op.LT, x, _const(x, 0)), _const(x, -1), _const(x, 0))
-        return B.select(valid, shifted, beyond)
+        return B.binary(Op.SHIFT_LEFT if left else Op.SHIFT_RIGHT, x, y)
     return rule
 
 

@@ -429,3 +429,56 @@ def test_a_scatter_updates_the_argument_in_place(fn):
     in_place = fn is not scatter_reads_its_base
     assert ("_empty((12, 3)" not in source) == in_place, source
     _compare(fn, make)
+
+
+def strided_increment(x, y):
+    x[1::3] += y[::3] * 2
+
+
+def strided_then_sum(x, y):
+    x[::2] += y[1::2]
+    return x.sum()
+
+
+def strided_columns(x, y):
+    x[::2, 1::2] = y[::2, ::2]
+
+
+def strided_reads_elsewhere(x, y):
+    x[::2] = x[1::2] + y[::2]       # reads x beside the lattice: computed before written
+
+
+def strided_backwards(x, y):
+    x[::-2] = y[:12]
+
+
+def strided_local(x, y):
+    z = x * 2
+    z[3:20:4] = y[:5]
+    return z
+
+
+def _strided_arguments(fn) -> list[np.ndarray]:
+    rng = np.random.default_rng(3)
+    shape = (6, 8) if fn is strided_columns else (24,)
+    return [rng.random(shape) + 0.5 for _ in range(2)]
+
+
+@pytest.mark.parametrize("fn", [strided_increment, strided_then_sum, strided_columns,
+                                strided_reads_elsewhere, strided_backwards, strided_local],
+                         ids=lambda f: f.__name__)
+def test_a_strided_slice_update_gives_numpys_values(fn):
+    """x[a:b:s] = v (an interior pad: one loop over the lattice where it is a region
+    update, a step test per element elsewhere): NumPy's values and arguments, over the
+    call guard too."""
+    _compare(fn, lambda: _strided_arguments(fn))
+
+
+@pytest.mark.parametrize("fn", [strided_increment, strided_then_sum, strided_columns],
+                         ids=lambda f: f.__name__)
+def test_a_strided_slice_update_writes_only_the_lattice_in_place(fn):
+    """`x[1::3] += 2 * y[::3]` is one loop over x's every third element, storing into the
+    argument: no copy of x, no select over all of it, no NumPy pad."""
+    source = _driver(fn, _strided_arguments(fn))
+    assert "_empty((24,)" not in source and "_empty((6, 8)" not in source, source
+    assert "pad" not in source, source

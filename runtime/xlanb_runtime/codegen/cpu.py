@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import inspect
 import re
+from typing import NamedTuple
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -266,7 +267,7 @@ class _Codegen:
                 clamped = self._assign(clamp(start, starts[d].dtype, operand.shape[d] - size))
                 mapped.append(f"({i} + {clamped})")
             return (yield (operand, tuple(mapped)))
-        elif node.op in (Op.PAD, Op.DYNAMIC_PAD):   # interior 0 (fusion's rule)
+        elif node.op in (Op.PAD, Op.DYNAMIC_PAD):
             result = yield from self._pad_value(node, idx)
         elif node.op is Op.CONCATENATE:
             result = yield from self._concatenate_value(node, idx, cache)
@@ -289,19 +290,26 @@ class _Codegen:
             return fill_value
         if node.op is Op.PAD:
             lows = [low for low, _, _ in node.arg]
+            steps = [interior + 1 for _, _, interior in node.arg]
         else:                                # lows read at run time, clamped as XLA does
-            lows = []
+            lows, steps = [], [1] * node.ndim
             for d, low in enumerate(node.inputs[2:]):
                 value = (yield (low, ()))
                 lows.append(self._assign(
                     clamp(value, low.dtype, node.shape[d] - operand.shape[d])))
         inside, mapped = [], []
-        for i, low, n in zip(idx, lows, operand.shape):
+        for i, low, n, step in zip(idx, lows, operand.shape, steps):
             if low == 0 and n == node.shape[len(mapped)]:
                 mapped.append(i)
                 continue
-            inside.append(f"{low} <= {i} < {low} + {n}")
-            mapped.append(clamp(f"{i} - {low}", np.dtype(np.int64), n - 1))
+            if step == 1:
+                inside.append(f"{low} <= {i} < {low} + {n}")
+                mapped.append(clamp(f"{i} - {low}", np.dtype(np.int64), n - 1))
+                continue
+            # an interior pad (a strided slice's update): every step-th element is one
+            inside.append(f"{low} <= {i} < {low + (n - 1) * step + 1} and "
+                          f"({i} - {low}) % {step} == 0")
+            mapped.append(clamp(f"({i} - {low}) // {step}", np.dtype(np.int64), n - 1))
         value = (yield (operand, self._short(tuple(mapped))))
         if not inside:
             return value
@@ -503,14 +511,17 @@ class _Codegen:
             self.emit(f"out0[{', '.join(idx) or '0'}] = {self.value(base, idx, {})}")
             self.depth -= len(idx) + (not self.k.contains(base))
         region = self.open_loops(self.size_names(value.shape, "u"), "k", self.parallel)
-        target = tuple(k if start == "0" else f"{k} + {start}" for k, start in
-                       zip(region, starts))
+        target = tuple(_affine(k, int(start), low.step) if isinstance(low, Stride) else
+                       k if start == "0" else f"{k} + {start}"
+                       for k, start, low in zip(region, starts, lows))
         computed = self.at(staged, region) if staged else self.value(value, region, {})
         self.emit(f"{out}[{', '.join(target) or '0'}] = {computed}")
 
     def _region_start(self, low, dim: int, size: int) -> str:
         """Where the region starts along `dim`: a pad's constant, or a dynamic pad's place
         read at run time and clamped so the region fits, as the interpreter does."""
+        if isinstance(low, Stride):
+            return str(low.low)
         if isinstance(low, (int, np.integer)):
             return str(int(low))
         place = self.value(low, (), {})
@@ -1668,17 +1679,24 @@ def should_parallelize(kernel: Kernel, threads: int) -> bool:
     return threshold is not None and elements >= threshold
 
 
+class Stride(NamedTuple):
+    """Where a strided region starts along a dim, and its step: `x[1::3] = v`."""
+    low: int
+    step: int
+
+
 def region_update(node: Node):
     """(x, v, lows) when `node` is `x` with one region replaced by `v`: the lowering of
     `x[a:b, c:d] = v`, select(pad(all-true, false), pad(v, _), x).  `lows`: where the
-    region starts per dimension, an int for a pad, a 0-d integer node for a dynamic pad
-    (a rolled loop's moving write, placed at run time)."""
+    region starts per dimension, an int for a pad, a `Stride` for an interior pad (a
+    strided slice, `x[a:b:s] = v`), a 0-d integer node for a dynamic pad (a rolled loop's
+    moving write, placed at run time)."""
     if node.op is not Op.SELECT or node.ndim == 0:
         return None
     mask, padded, base = node.inputs
-    if mask.op is Op.PAD and padded.op is Op.PAD and mask.arg == padded.arg \
-            and all(interior == 0 for _, _, interior in mask.arg):
-        lows = tuple(low for low, _, _ in padded.arg)
+    if mask.op is Op.PAD and padded.op is Op.PAD and mask.arg == padded.arg:
+        lows = tuple(low if interior == 0 else Stride(low, interior + 1)
+                     for low, _, interior in padded.arg)
     elif mask.op is Op.DYNAMIC_PAD and padded.op is Op.DYNAMIC_PAD and \
             mask.inputs[0].shape == padded.inputs[0].shape and \
             all(same_place(a, b) for a, b in zip(mask.inputs[2:], padded.inputs[2:])):
@@ -1744,11 +1762,13 @@ def same_region(a, b) -> bool:
 
 
 def _same_region_slice(node: Node, lows, shape) -> bool:
-    """A unit-stride slice of x starting where the region does and of its shape."""
+    """A slice of x reading exactly the region's elements: starting where it does, with
+    its step, of its shape."""
     if tuple(node.shape) != tuple(shape):
         return False
     if node.op is Op.SLICE:
-        return all(isinstance(low, (int, np.integer)) and start == low and step == 1
+        return all(isinstance(low, (int, np.integer)) and start == low and step == 1 or
+                   isinstance(low, Stride) and start == low.low and step == low.step
                    for (start, _, step), low in zip(node.arg, lows))
     return node.op is Op.DYNAMIC_SLICE and all(
         not isinstance(low, (int, np.integer)) and same_place(start, low)

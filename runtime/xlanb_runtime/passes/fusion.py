@@ -27,7 +27,7 @@ Kinds of kernel:
           second adds (assigns, in order) the updates (their producers fused) at the rows
           their indices name.
   library ops the code generator does not emit (a concatenate of more than 32 arrays,
-          interior pad, arg-reduce, reshape views, all-reduce, library calls, rolled
+          arg-reduce, reshape views, all-reduce, library calls, rolled
           loops): one call each, its reason the first of its `decisions`.  A concatenate
           of fewer is a branch per operand inside a loop kernel, and a reshape computed
           only for itself is written by its producer's loop (shape-only ops are never
@@ -184,10 +184,10 @@ def kernel_size(kernel: "Kernel") -> int:
 
 def is_loop_fusible(node: Node) -> bool:
     """Computable per element of a loop: any reshape too (unit-dim ones by index renaming,
-    others by splitting the flat index with constant divisors), an edge pad (a bounds
-    test: how `x[1:-1] = v` writes) and a concatenate of a few arrays (a branch per
+    others by splitting the flat index with constant divisors), a pad (a bounds
+    test: how `x[1:-1] = v` and `x[::2] = v` write) and a concatenate of a few arrays (a branch per
     operand: np.stack of slices fuses with them instead of copying what they wrote)."""
-    return node.op in LOOP_FUSIBLE or node.op is Op.RESHAPE or is_edge_pad(node) or \
+    return node.op in LOOP_FUSIBLE or node.op is Op.RESHAPE or is_loop_pad(node) or \
         is_fusible_concatenate(node)
 
 
@@ -200,16 +200,17 @@ def is_fusible_concatenate(node: Node) -> bool:
     return node.op is Op.CONCATENATE and len(node.inputs) <= MAX_CONCATENATE_OPERANDS
 
 
-def is_edge_pad(node: Node) -> bool:
-    return node.op is Op.DYNAMIC_PAD or (
-        node.op is Op.PAD and all(interior == 0 for _, _, interior in node.arg))
+def is_loop_pad(node: Node) -> bool:
+    """A pad computed per element: a bounds test, and for an interior pad (the update of a
+    strided slice, `x[::2] = v`) a test of the step too."""
+    return node.op in (Op.PAD, Op.DYNAMIC_PAD)
 
 
 def writes_a_region(node: Node) -> bool:
     """`x[a:b] = v` lowers to select(pad(mask), pad(v), x).  Recomputing it wherever a
     stencil reads it shifted would grow with each time step a trace unrolled."""
-    return is_edge_pad(node) or (node.op is Op.SELECT
-                                 and any(is_edge_pad(i) for i in node.inputs))
+    return is_loop_pad(node) or (node.op is Op.SELECT
+                                 and any(is_loop_pad(i) for i in node.inputs))
 
 
 def is_scalar_constant(node: Node) -> bool:
@@ -225,7 +226,7 @@ def kernel_kind(node: Node) -> str:
         return "scatter"
     if node.op is Op.SCAN:
         return "scan"
-    if node.op in LOOP_FUSIBLE or is_edge_pad(node) or is_fusible_concatenate(node):
+    if node.op in LOOP_FUSIBLE or is_loop_pad(node) or is_fusible_concatenate(node):
         return "loop"
     return "library"
 
@@ -523,6 +524,11 @@ class _Planner:
                                "not recomputed per read")
         if n_outside == 0:
             return Decision.yes(f"fused {what}: saves {format_bytes(2 * node.nbytes)}")
+        if id(node) in self.is_output and node.op is Op.SELECT and writes_a_region(node) \
+                and node.inputs[2].op is Op.PARAMETER:
+            return Decision.no(f"not fused: {what} writes a region of an argument "
+                               "(`x[a:b] = v`): its own kernel writes only the region, in "
+                               "place, where fused it would write all of x and copy it back")
         later = not self._read_before_root(kernel, node)
         materialized = id(node) in self.is_output or any(
             u.op is Op.DOT or kernel_kind(u) == "library" for u in outside)

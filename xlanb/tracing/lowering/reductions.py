@@ -340,11 +340,22 @@ _LOG_ADD_EXP_REDUCTIONS = {np.logaddexp: _log_add_exp_reduce(np.exp, np.log),
                            np.logaddexp2: _log_add_exp_reduce(np.exp2, np.log2)}
 
 
+def _parity(a, axis=0, out=None, keepdims=False):
+    """`np.logical_xor.reduce`: whether an odd number of the values are non-zero (NumPy's
+    bool result; False, the identity, for an empty slice)."""
+    x = wrap(to_node(a))
+    counts = np.sum(x != 0, axis=axis, dtype=np.int64, keepdims=keepdims)
+    return _with_out(out, (counts & 1) == 1)
+
+
 def ufunc_reduce(ufunc, a, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
     """`np.add.reduce(x, axis=0)` and friends (note the default axis is 0, not None)."""
     if ufunc in _LOG_ADD_EXP_REDUCTIONS and dtype is None and not kwargs and \
             dtype_of(a).kind == "f":
         return _LOG_ADD_EXP_REDUCTIONS[ufunc](a, axis=axis, out=out, keepdims=keepdims)
+    if ufunc is np.logical_xor and dtype is None and not kwargs and \
+            dtype_of(a).kind in "biuf":
+        return _parity(a, axis=axis, out=out, keepdims=keepdims)
     rule = _UFUNC_REDUCTIONS.get(ufunc)
     if rule is None or kwargs:
         return unsupported(ufunc.reduce, (a,), dict(kwargs, axis=axis, dtype=dtype,

@@ -569,14 +569,34 @@ def tile(A, reps):
     return wrap(B.reshape(wide, [r * n for r, n in zip(reps, x.shape)]))
 
 
+def _with_ends(a, shape: tuple, axis: int, prepend, append):
+    """np.diff's `prepend`/`append`: a scalar broadcast to one slice along `axis`, an array
+    as it is, concatenated as NumPy does (its dtype promotion, its shape errors)."""
+    parts = []
+    for value in (prepend, append):
+        if value is np._NoValue:
+            parts.append([])
+            continue
+        if np.ndim(value) == 0:
+            end = list(shape)
+            end[axis] = 1
+            value = np.broadcast_to(value, tuple(end))
+        parts.append([value])
+    return np.concatenate(parts[0] + [a] + parts[1], axis=axis)
+
+
 @implements(np.diff)
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
-    if prepend is not np._NoValue or append is not np._NoValue:
-        return unsupported(np.diff, (a,), {"n": n, "axis": axis, "prepend": prepend,
-                                           "append": append})
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    if n == 0:
+        return a
     x = to_node(a)
     axis = normalize_axis(axis, x.ndim)
-    for _ in range(int(n)):
+    if prepend is not np._NoValue or append is not np._NoValue:
+        x = to_node(_with_ends(a, x.shape, axis, prepend, append))
+    for _ in range(n):
         size = x.shape[axis]
         hi, lo = slice_axis(x, axis, min(1, size), size), slice_axis(x, axis, 0, max(size - 1, 0))
         x = B.binary(Op.NE if x.dtype == np.bool_ else Op.SUB, hi, lo)

@@ -121,10 +121,15 @@ def test_value_ranges():
     assert value_range(n) == (-(1 << 63), (1 << 63) - 1)
     assert value_range(B.convert(small, np.int64)) == (0, 255)
     assert value_range(B.binary(Op.REM, n, const(7))) == (0, 6)
-    assert value_range(B.binary(Op.REM, n, const(-7))) is None
+    assert value_range(B.binary(Op.REM, n, const(-7))) == value_range(n)
     assert value_range(B.binary(Op.MIN, B.binary(Op.MAX, n, const(-3)), const(9))) == (-3, 9)
     assert value_range(B.binary(Op.ADD, B.convert(small, np.int64), const(1))) == (1, 256)
-    assert value_range(B.binary(Op.ADD, small, B.convert(const(1), np.uint8))) is None
-    assert value_range(B.binary(Op.MUL, n, const(2))) is None          # may wrap around
+    assert value_range(B.binary(Op.ADD, small, B.convert(const(1), np.uint8))) == (0, 255)
+    assert value_range(B.binary(Op.MUL, n, const(2))) == value_range(n)   # may wrap around
     assert value_range(B.iota((4, 9), np.int64, 1)) == (0, 8)
-    assert value_range(B.convert(B.parameter(2, (3,), np.float64), np.int64)) is None
+    assert value_range(B.convert(B.parameter(2, (3,), np.float64), np.int8)) == (-128, 127)
+    assert value_range(B.convert(n, np.uint8)) == (0, 255)                 # wraps around
+    assert value_range(B.unary(Op.ABS, n)) == value_range(n)                # |INT64_MIN|
+    assert value_range(B.parameter(2, (3,), np.float64)) is None
+    assert value_range(B.unary(Op.ABS, B.binary(Op.SUB, B.convert(small, np.int64),
+                                                const(300)))) == (45, 300)

@@ -53,3 +53,33 @@ def test_shifts_at_every_count(dt):
     for have, want in zip(got, (x << counts, x >> counts)):
         assert have.dtype == want.dtype
         np.testing.assert_array_equal(have, want)
+
+
+@pytest.mark.parametrize("fn", [lambda a, b: a ** -1, lambda a, b: np.power(a, -2),
+                                lambda a, b: a ** b, lambda a, b: np.power(a, b[::-1])],
+                         ids=["constant", "np.power constant", "traced", "traced view"])
+def test_a_negative_integer_exponent_is_numpys_value_error(fn):
+    """NumPy refuses integer powers with negative exponents: a constant's at trace time,
+    a traced exponent's from a run-time check of its minimum (no silent 0 or 1)."""
+    a, b = np.arange(1, 7), np.array([1, 2, -1, 0, 3, 2])
+    with pytest.raises(ValueError, match="negative integer powers"):
+        fn(a, b)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        xlanb.jit(fn, tiered=False)(a, b)
+    b = np.abs(b)
+    try:
+        want = fn(a, b)
+    except ValueError:
+        return                      # a constant negative exponent: no b makes it valid
+    np.testing.assert_array_equal(xlanb.jit(fn, tiered=False)(a, b), want)
+
+
+def test_an_exponent_that_cannot_be_negative_has_no_check():
+    a, b = np.arange(1, 7), np.array([1, 2, 1, 0, 3, 2])
+    for fn in (lambda a, b: a ** (b % 3), lambda a, b: a ** b.astype(np.uint8),
+               lambda a, b: a ** np.clip(b, 0, 4), lambda a, b: a ** 3):
+        text = xlanb.jit(fn, tiered=False).lower(a, b).as_text()
+        assert "check_integer_power" not in text
+        np.testing.assert_array_equal(xlanb.jit(fn, tiered=False)(a, b), fn(a, b))
+    assert "check_integer_power" in xlanb.jit(lambda a, b: a ** b, tiered=False).lower(
+        a, b).as_text()

@@ -384,6 +384,25 @@ FUNCTIONS["xlanb.check_index_bounds"] = LibraryFunction(
     _linear_flops, binder=_check_index_bounds)
 
 
+def _check_integer_power(params: dict) -> Callable:
+    """`xlanb.check_integer_power`: the ValueError NumPy raises for a negative exponent of
+    an integer power, from the exponent's minimum, and a u8 token."""
+    where = params["where"]
+
+    def call(lowest):
+        if int(lowest) < 0:
+            error = ValueError("Integers to negative integer powers are not allowed.")
+            error.add_note(f"xlanb: the power at {where}; no argument was written")
+            raise error
+        return np.zeros((), np.uint8)
+    return call
+
+
+FUNCTIONS["xlanb.check_integer_power"] = LibraryFunction(
+    "xlanb.check_integer_power", lambda ins, where: [((), np.dtype(np.uint8))],
+    _linear_flops, binder=_check_integer_power)
+
+
 def _check_weights(params: dict) -> Callable:
     """`xlanb.check_weights`: the ZeroDivisionError NumPy's np.average raises for weights
     that sum to zero (along any averaged slice), and a u8 token."""

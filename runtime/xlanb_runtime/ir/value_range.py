@@ -29,9 +29,13 @@ def value_range(node: Node) -> Interval | None:
 
 
 def _range(node: Node, memo: dict, depth: int) -> Interval | None:
+    """`_compute`'s interval, else (an integer node it cannot bound better, one that may
+    wrap around) its dtype's range, which holds every value it can take."""
     key = id(node)
     if key not in memo:
-        memo[key] = _compute(node, memo, depth) if depth < _MAX_DEPTH else None
+        found = _compute(node, memo, depth) if depth < _MAX_DEPTH else None
+        memo[key] = found if found is not None or node.dtype.kind not in "iub" else \
+            _dtype_range(node.dtype)
     return memo[key]
 
 
@@ -51,6 +55,10 @@ def _compute(node: Node, memo: dict, depth: int) -> Interval | None:
         return (0, max(inputs[0].shape[node.arg[1]] - 1, 0))
     if op in _SUBSET_OF_OPERAND:
         return sub[0]()
+    if op is Op.ABS:                    # |INT64_MIN| wraps to itself: past int64, None
+        a = sub[0]()
+        return _fits(None if a is None else (0 if a[0] <= 0 <= a[1] else min(map(abs, a)),
+                                             max(map(abs, a))), node.dtype)
     if op is Op.CONVERT:
         return _fits(sub[0]() if inputs[0].dtype.kind in "iub" else None, node.dtype)
     if op in (Op.CONCATENATE, Op.SELECT, Op.PAD):
@@ -59,7 +67,7 @@ def _compute(node: Node, memo: dict, depth: int) -> Interval | None:
     if op in (Op.ADD, Op.SUB, Op.MUL, Op.MIN, Op.MAX, Op.REM, Op.FLOOR_DIV):
         a, b = sub[0](), sub[1]()
         return _fits(_arithmetic(op, a, b) if a and b else None, node.dtype)
-    return _dtype_range(node.dtype) if op is Op.PARAMETER else None
+    return None
 
 
 def _arithmetic(op: Op, a: Interval, b: Interval) -> Interval | None:

@@ -30,6 +30,30 @@ def _bin(op):
     return lambda x, y: B.binary(op, x, y)
 
 
+def _nonnegative_integer_exponent(y: Node) -> Node:
+    """NumPy's ValueError for a negative exponent of an integer power: at trace time for a
+    constant, else from a run-time check of the exponent's minimum
+    (`xlanb.check_integer_power`); none where the exponent cannot be negative."""
+    from xlanb_runtime.ir.value_range import value_range
+    bounds = value_range(y)
+    if y.dtype.kind != "i" or y.size == 0 or bounds is not None and bounds[0] >= 0:
+        return y
+    constant = y
+    while constant.op is Op.BROADCAST:
+        constant = constant.inputs[0]
+    if constant.op is Op.CONSTANT:
+        if (np.asarray(constant.arg) < 0).any():
+            raise ValueError("Integers to negative integer powers are not allowed.")
+        return y
+    from ..tracer import current_context
+    from .library import call
+    from .promote import to_node
+    lowest = B.reduce(y, "min", range(y.ndim))
+    current_context().checks.append(to_node(call("xlanb.check_integer_power", [lowest],
+                                                 where=B.current_location() or "?")))
+    return y
+
+
 def _const(x: Node, value) -> Node:
     return B.broadcast(scalar(value, x.dtype), x.shape)
 
@@ -206,7 +230,7 @@ RULES = {
     np.true_divide: _bin(Op.DIV),
     np.floor_divide: _bin(Op.FLOOR_DIV),
     np.remainder: _bin(Op.REM),
-    np.power: _bin(Op.POW),
+    np.power: lambda x, y: B.binary(Op.POW, x, _nonnegative_integer_exponent(y)),
     np.float_power: _bin(Op.POW),
     np.maximum: _bin(Op.MAX),
     np.minimum: _bin(Op.MIN),

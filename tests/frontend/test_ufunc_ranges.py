@@ -83,3 +83,32 @@ def test_an_exponent_that_cannot_be_negative_has_no_check():
         np.testing.assert_array_equal(xlanb.jit(fn, tiered=False)(a, b), fn(a, b))
     assert "check_integer_power" in xlanb.jit(lambda a, b: a ** b, tiered=False).lower(
         a, b).as_text()
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int16, np.int32, np.int64])
+def test_floor_division_of_the_lowest_integer_by_minus_one_wraps(dt):
+    """NumPy's INT_MIN // -1 is INT_MIN (the quotient wraps; x86's idiv would fault)."""
+    low = np.iinfo(dt).min
+    a, b = np.array([low, 7, -7, low, 0, 5, low + 1], dt), np.array([-1, -1, 2, 1, 0, 0, -1], dt)
+    fn = lambda a, b: (a // b, a % b, np.divmod(a, b)[1])            # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = fn(a, b)
+        got = xlanb.jit(fn, tiered=False)(a, b)
+    for have, expected in zip(got, want):
+        assert have.dtype == expected.dtype
+        np.testing.assert_array_equal(have, expected)
+
+
+@pytest.mark.parametrize("dt", [np.int64, np.int8, np.uint8, np.uint64, np.float64])
+@pytest.mark.parametrize("decimals", [-2, -1, 1, 3])
+def test_round_to_decimals_is_numpys(dt, decimals):
+    """NumPy's order of operations, bit for bit: x * 10**d, rint, / 10**d for d > 0;
+    x / 10**-d, rint, * 10**-d for d < 0 (10**-2 is inexact), integers in float64."""
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(2000) * 1e4 if dt == np.float64 else
+         rng.integers(np.iinfo(dt).min // 2, np.iinfo(dt).max // 2, 2000)).astype(dt)
+    got = xlanb.jit(lambda x: np.round(x, decimals), tiered=False)(x)
+    want = np.round(x, decimals)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

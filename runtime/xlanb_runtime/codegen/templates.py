@@ -125,6 +125,11 @@ def expression(op: Op, dtype: np.dtype, operands: list[str], operand_dtype: np.d
         return operands[0]
     if op is Op.DIV and not is_float:
         raise NotImplementedError("integer true division is lowered by the front end")
+    if op is Op.FLOOR_DIV and operand_dtype.kind == "i":
+        # NumPy's INT_MIN // -1 wraps to INT_MIN (x86's idiv faults there: Numba gives 0)
+        a, b = operands
+        text = f"(-({a}) if {b} == -1 else {a} // {b})"
+        return text if dtype == np.int64 else f"{CAST[dtype.name]}({text})"
     text = _SIMPLE[op].format(*operands)
     if dtype.kind in "iu" and dtype != np.int64:
         text = f"{CAST[dtype.name]}({text})"     # Numba computes small ints as int64

@@ -394,12 +394,16 @@ def round_(a, decimals=0, out=None):
     if x.dtype.kind not in "fc":
         if decimals >= 0:
             return wrap(x)
-        return unsupported(np.round, (a, decimals), {}, "np.round(decimals<0) on integers")
+        # NumPy's: in float64, rint(x / 10**-decimals) * 10**-decimals, cast back
+        rounded = to_node(round_(wrap(B.convert(x, np.float64)), decimals))
+        return wrap(B.convert(rounded, x.dtype))
     if decimals == 0:
         return wrap(B.unary(Op.ROUND, x))
-    factor = _const(x, 10.0 ** decimals)
-    scaled = B.unary(Op.ROUND, B.binary(Op.MUL, x, factor))
-    return wrap(B.binary(Op.DIV, scaled, factor))
+    if decimals > 0:                     # NumPy's order: multiply, rint, divide
+        factor = _const(x, 10.0 ** decimals)
+        return wrap(B.binary(Op.DIV, B.unary(Op.ROUND, B.binary(Op.MUL, x, factor)), factor))
+    factor = _const(x, 10.0 ** -decimals)   # divide, rint, multiply: 10**-2 is inexact
+    return wrap(B.binary(Op.MUL, B.unary(Op.ROUND, B.binary(Op.DIV, x, factor)), factor))
 
 
 @implements(np.isclose)

@@ -99,7 +99,7 @@ def test_indices_in_bounds_give_numpys_values(fn):
 
 
 def _checked(fn, *args) -> bool:
-    return "check_index_bounds" in xlanb.jit(fn, tiered=False).lower(*args).as_text()
+    return "check_range" in xlanb.jit(fn, tiered=False).lower(*args).as_text()
 
 
 def test_indices_in_bounds_by_construction_are_not_checked():
@@ -133,3 +133,40 @@ def test_value_ranges():
     assert value_range(B.parameter(2, (3,), np.float64)) is None
     assert value_range(B.unary(Op.ABS, B.binary(Op.SUB, B.convert(small, np.int64),
                                                 const(300)))) == (45, 300)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (lambda i: np.unravel_index(i, (3, 4)), [np.array([7, 2, 11])]),
+    (lambda i: np.unravel_index(i, (3, 4), order="F"), [np.array([7, 2, 11])]),
+    (lambda i: np.unravel_index(i, (2, 3, 4)), [np.array([[23, 0], [5, 17]])]),
+    (lambda i, j: np.ravel_multi_index((i, j), (3, 4)), [np.array([1, 2]), np.array([0, 3])]),
+    (lambda i, j: np.ravel_multi_index((i, j), (3, 4), mode=("clip", "wrap")),
+     [np.array([1, 3]), np.array([0, 7])]),
+], ids=["unravel", "unravel F", "unravel 3-D", "ravel", "ravel clip/wrap"])
+def test_unravel_and_ravel_index_are_numpys(fn, args):
+    got, want = xlanb.jit(fn, tiered=False)(*args), fn(*args)
+    for have, expected in zip(got if isinstance(got, tuple) else (got,),
+                              want if isinstance(want, tuple) else (want,)):
+        assert have.dtype == expected.dtype
+        np.testing.assert_array_equal(have, expected)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (lambda i: np.unravel_index(i, (3, 4)), [np.array([7, 12])]),
+    (lambda i: np.unravel_index(i, (3, 4)), [np.array([-1, 2])]),
+    (lambda i, j: np.ravel_multi_index((i, j), (3, 4)), [np.array([1, 3]), np.array([0, 3])]),
+], ids=["past the end", "negative", "ravel"])
+def test_unravel_and_ravel_index_errors_are_numpys(fn, args):
+    with pytest.raises(ValueError) as numpy_error:
+        fn(*args)
+    with pytest.raises(ValueError) as error:
+        xlanb.jit(fn, tiered=False)(*args)
+    assert str(error.value) == str(numpy_error.value)
+
+
+def test_unravel_of_an_argmax_needs_no_check():
+    a = np.random.default_rng(0).standard_normal((7, 9))
+    fn = lambda a: np.unravel_index(np.argmax(a), a.shape)          # noqa: E731
+    assert "check_range" not in xlanb.jit(fn, tiered=False).lower(a).as_text()
+    got = xlanb.jit(fn, tiered=False)(a)
+    assert got == fn(a) and all(type(v) is np.int64 for v in got)

@@ -87,7 +87,7 @@ class TraceContext:
         self.random_token: Node | None = None       # the last random draw's state token
         self.random_draws = 0
         self.checks: list[Node] = []    # run-time checks kept live for the error they raise
-        self.checked_indices: set = set()   # (id(index node), axis size): bounds checked
+        self.checked_ranges: set = set()    # what `check_within` checked already
 
     # -- building ----------------------------------------------------------------------------
     def new_param(self, shape: Sequence[int], dtype, value: np.ndarray | None = None) -> "Tracer":

@@ -362,45 +362,31 @@ FUNCTIONS["xlanb.check_choice"] = LibraryFunction(
     binder=_check_choice)
 
 
-def _check_index_bounds(params: dict) -> Callable:
-    """`xlanb.check_index_bounds`: the IndexError NumPy raises for an index outside [-size,
-    size) of its axis, from the index's min and max, and a u8 token.  The error's note
-    names the user's line (`where`)."""
-    size, axis, where = params["size"], params["axis"], params["where"]
+_ERRORS = {"IndexError": IndexError, "ValueError": ValueError}
 
-    def call(low, high):
-        for value in (int(high), int(low)):
-            if not -size <= value < size:
-                error = IndexError(f"index {value} is out of bounds for axis {axis} with "
-                                   f"size {size}")
-                error.add_note(f"xlanb: the indexing at {where}; no argument was written")
-                raise error
+
+def _check_range(params: dict) -> Callable:
+    """`xlanb.check_range`: NumPy's error (`error`, `message` with the offending value as
+    {value}) where a traced integer array's extremes (the inputs: its min, its max, or
+    both) lie outside [lower, upper] (None: unbounded), and a u8 token.  Index bounds,
+    negative integer exponents, coordinates out of their dims.  The note names the user's
+    line (`where`)."""
+    lower, upper = params["lower"], params["upper"]
+    error, message, where = _ERRORS[params["error"]], params["message"], params["where"]
+
+    def call(*extremes):
+        for value in map(int, extremes):
+            if lower is not None and value < lower or upper is not None and value > upper:
+                failure = error(message.format(value=value))
+                failure.add_note(f"xlanb: at {where}; no argument was written")
+                raise failure
         return np.zeros((), np.uint8)
     return call
 
 
-FUNCTIONS["xlanb.check_index_bounds"] = LibraryFunction(
-    "xlanb.check_index_bounds", lambda ins, size, axis, where: [((), np.dtype(np.uint8))],
-    _linear_flops, binder=_check_index_bounds)
-
-
-def _check_integer_power(params: dict) -> Callable:
-    """`xlanb.check_integer_power`: the ValueError NumPy raises for a negative exponent of
-    an integer power, from the exponent's minimum, and a u8 token."""
-    where = params["where"]
-
-    def call(lowest):
-        if int(lowest) < 0:
-            error = ValueError("Integers to negative integer powers are not allowed.")
-            error.add_note(f"xlanb: the power at {where}; no argument was written")
-            raise error
-        return np.zeros((), np.uint8)
-    return call
-
-
-FUNCTIONS["xlanb.check_integer_power"] = LibraryFunction(
-    "xlanb.check_integer_power", lambda ins, where: [((), np.dtype(np.uint8))],
-    _linear_flops, binder=_check_integer_power)
+FUNCTIONS["xlanb.check_range"] = LibraryFunction(
+    "xlanb.check_range", lambda ins, **params: [((), np.dtype(np.uint8))], _linear_flops,
+    binder=_check_range)
 
 
 def _check_weights(params: dict) -> Callable:

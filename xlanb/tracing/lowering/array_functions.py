@@ -108,22 +108,55 @@ def _choose_method(x, choices, out=None, mode="raise"):
 
 @implements(np.ravel_multi_index)
 def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
-    if mode == "raise":
-        return unsupported(np.ravel_multi_index, (multi_index, dims), {"mode": mode,
-                                                                       "order": order},
-                           "np.ravel_multi_index(mode='raise')")
+    """Coordinates to flat indices; mode 'raise' (the default) raises NumPy's ValueError
+    for a coordinate outside its dim from a run-time check (`check_within`)."""
+    from .library import check_within
+    from .promote import to_node
     dims = tuple(operator.index(d) for d in dims)
     modes = mode if isinstance(mode, (tuple, list)) else (mode,) * len(dims)
     coords = []
     for value, dim, how in zip(multi_index, dims, modes):
         value = _traced(value).astype(np.intp)
-        coords.append(np.mod(value, dim) if how == "wrap" else np.clip(value, 0, dim - 1))
+        if how == "raise":
+            check_within(to_node(value), 0, dim - 1, "ValueError",
+                         "invalid entry in coordinates array")
+            coords.append(value)
+        elif how in ("wrap", "clip"):
+            coords.append(np.mod(value, dim) if how == "wrap" else
+                          np.clip(value, 0, dim - 1))
+        else:
+            raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' "
+                             f"(got {how!r})")
     order_dims = list(range(len(dims))) if order == "C" else list(range(len(dims)))[::-1]
     total, stride = 0, 1
     for k in order_dims[::-1]:
         total = total + coords[k] * stride
         stride *= dims[k]
     return _traced(total).astype(np.intp)
+
+
+@implements(np.unravel_index)
+def unravel_index(indices, shape, order="C"):
+    """Flat indices to a tuple of coordinate arrays (np.intp), NumPy's ValueError for an
+    index outside [0, size) from a run-time check (`check_within`; none for an argmax)."""
+    from .library import check_within
+    from .promote import to_node
+    shape = (operator.index(shape),) if np.ndim(shape) == 0 else \
+        tuple(operator.index(d) for d in shape)
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    index = _traced(indices)
+    if index.dtype.kind not in "iu":
+        raise TypeError(f"only int indices permitted")
+    index = index.astype(np.intp)
+    size = int(np.prod(shape, dtype=np.int64))
+    check_within(to_node(index), 0, size - 1, "ValueError",
+                 f"index {{value}} is out of bounds for array with size {size}")
+    coords, stride = [None] * len(shape), 1
+    for k in (range(len(shape))[::-1] if order == "C" else range(len(shape))):
+        coords[k] = index // stride % shape[k] if stride > 1 else index % shape[k]
+        stride *= shape[k]
+    return tuple(coords)
 
 
 @implements(np.rollaxis)

@@ -30,14 +30,13 @@ import numpy as np
 
 from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
-from xlanb_runtime.ir.value_range import value_range
 
 from ..capture import _holds_tracer, _stack_nested
 from ..tracer import StaticScalarsNeeded, Tracer
 from ..views import IndexStep
 from .masked import MaskedSelection, same_value
 from . import implements, unsupported
-from .library import call
+from .library import check_within
 from .promote import (broadcast_shapes, broadcast_to, constant_node, dtype_of, normalize_axis,
                       scalar, shape_of, to_node, wrap)
 
@@ -152,24 +151,6 @@ def _plan(x: Node, key) -> _Plan:
     return plan
 
 
-def _check_bounds(index: Tracer, node: Node, n: int, axis: int) -> None:
-    """NumPy's IndexError for a traced index outside [-n, n), from a run-time check of the
-    index's min and max (`xlanb.check_index_bounds`; the kernels themselves clamp, for
-    memory safety only).  None where the index is in bounds by construction (an argmax,
-    an iota, a clip: ir/value_range.py)."""
-    bounds = value_range(node)
-    key = (id(node), n)
-    if node.size == 0 or bounds is not None and -n <= bounds[0] and bounds[1] < n or \
-            key in index.context.checked_indices:
-        return
-    index.context.checked_indices.add(key)
-    everything = range(node.ndim)
-    low, high = B.reduce(node, "min", everything), B.reduce(node, "max", everything)
-    index.context.checks.append(to_node(call("xlanb.check_index_bounds", [low, high],
-                                             size=n, axis=axis,
-                                             where=B.current_location() or "?")))
-
-
 def _index_node(index, n: int, axis: int) -> Node:
     """Indices as an int64 node with negative entries wrapped (bounds-checked if concrete)."""
     if isinstance(index, Tracer):
@@ -177,7 +158,9 @@ def _index_node(index, n: int, axis: int) -> Node:
             raise IndexError("arrays used as indices must be of integer (or boolean) type, "
                              f"got a traced {index.dtype}")
         node = B.convert(to_node(index), np.int64)
-        _check_bounds(index, node, n, axis)
+        # NumPy's IndexError (the kernels themselves clamp, for memory safety only)
+        check_within(node, -n, n - 1, "IndexError",
+                     f"index {{value}} is out of bounds for axis {axis} with size {n}")
         if index.dtype.kind == "i":
             size = B.broadcast(scalar(n, np.int64), node.shape)
             negative = B.binary(Op.LT, node, B.broadcast(scalar(0, np.int64), node.shape))

@@ -32,25 +32,19 @@ def _bin(op):
 
 def _nonnegative_integer_exponent(y: Node) -> Node:
     """NumPy's ValueError for a negative exponent of an integer power: at trace time for a
-    constant, else from a run-time check of the exponent's minimum
-    (`xlanb.check_integer_power`); none where the exponent cannot be negative."""
-    from xlanb_runtime.ir.value_range import value_range
-    bounds = value_range(y)
-    if y.dtype.kind != "i" or y.size == 0 or bounds is not None and bounds[0] >= 0:
+    constant, else from a run-time check of the exponent's minimum (`check_within`)."""
+    if y.dtype.kind != "i":
         return y
     constant = y
     while constant.op is Op.BROADCAST:
         constant = constant.inputs[0]
+    message = "Integers to negative integer powers are not allowed."
     if constant.op is Op.CONSTANT:
         if (np.asarray(constant.arg) < 0).any():
-            raise ValueError("Integers to negative integer powers are not allowed.")
+            raise ValueError(message)
         return y
-    from ..tracer import current_context
-    from .library import call
-    from .promote import to_node
-    lowest = B.reduce(y, "min", range(y.ndim))
-    current_context().checks.append(to_node(call("xlanb.check_integer_power", [lowest],
-                                                 where=B.current_location() or "?")))
+    from .library import check_within
+    check_within(y, 0, None, "ValueError", message)
     return y
 
 

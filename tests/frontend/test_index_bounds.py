@@ -170,3 +170,66 @@ def test_unravel_of_an_argmax_needs_no_check():
     assert "check_range" not in xlanb.jit(fn, tiered=False).lower(a).as_text()
     got = xlanb.jit(fn, tiered=False)(a)
     assert got == fn(a) and all(type(v) is np.int64 for v in got)
+
+
+def _put(x, i, v):
+    np.put(x, i, v)
+
+
+def _put_method(x, i, v):
+    x.put(i, v[:2])                 # repeated to the indices' count
+
+
+def _put_transposed_wrap(x, i, v):
+    np.put(x.T, i, -1.0, mode="wrap")
+
+
+def _put_clip(x, i, v):
+    np.put(x, i, 5, mode="clip")
+
+
+def _put_view(x, i, v):
+    np.put(x[::2], i % 6, v)
+    return x.sum()
+
+
+@pytest.mark.parametrize("fn", [_put, _put_method, _put_transposed_wrap, _put_clip, _put_view],
+                         ids=lambda f: f.__name__)
+def test_put_writes_numpys_elements(fn):
+    """np.put / x.put: flat C-order positions of x (through a view or a transpose too),
+    values repeated to the indices' count, modes raise/wrap/clip; NumPy's IndexError."""
+    def make(bad=False):
+        rng = np.random.default_rng(4)
+        return [rng.random((3, 4)), np.array([0, 5, -1, 5, 30 if bad else 7]), rng.random(5)]
+    jitted = xlanb.jit(fn, tiered=False)
+    for _ in range(2):
+        want_args, got_args = make(), make()
+        want, got = fn(*want_args), jitted(*got_args)
+        assert (want is None and got is None) or np.allclose(want, got)
+        for g, w in zip(got_args, want_args):
+            np.testing.assert_array_equal(g, w)
+    if fn in (_put, _put_method):
+        args = make(bad=True)
+        with pytest.raises(IndexError, match="index 30 is out of bounds"):
+            jitted(*args)
+        np.testing.assert_array_equal(args[0], make()[0])
+
+
+def test_ix_selects_numpys_submatrix():
+    """x[np.ix_(rows, cols)] reads and writes the open mesh of traced or constant index
+    sequences (a constant boolean one by its positions); a traced mask is a named error."""
+    from xlanb.errors import DataDependentShapeError
+    rng = np.random.default_rng(6)
+    x, rows, cols = rng.random((6, 5)), np.array([0, 3, 5]), np.array([4, 1])
+    read = lambda x, r, c: (x[np.ix_(r, c)], x[np.ix_(r, [True, False, True, False, False])])
+    for have, want in zip(xlanb.jit(read, tiered=False)(x, rows, cols), read(x, rows, cols)):
+        np.testing.assert_array_equal(have, want)
+
+    def write(x, r, c):
+        x[np.ix_(r, c)] = -1.0
+    got, want = x.copy(), x.copy()
+    xlanb.jit(write, tiered=False)(got, rows, cols)
+    write(want, rows, cols)
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(DataDependentShapeError):
+        xlanb.jit(lambda x, m: x[np.ix_(m, [0])], tiered=False)(x, np.arange(6) > 2)

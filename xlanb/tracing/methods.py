@@ -156,7 +156,7 @@ _METHODS = {
     "round": np.round, "trace": np.trace, "diagonal": np.diagonal, "nonzero": np.nonzero,
     "conj": np.conjugate, "conjugate": np.conjugate,
     "reshape": _reshape, "transpose": _transpose, "astype": _astype, "flatten": _flatten,
-    "copy": _copy, "fill": _fill,
+    "copy": _copy, "fill": _fill, "put": np.put,
 }
 for _name, _func in _METHODS.items():
     setattr(Tracer, _name, _method(_name, _func))

@@ -548,6 +548,50 @@ def put_along_axis(arr, indices, values, axis):
     arr[index] = values
 
 
+@implements(np.put)
+def put(a, ind, v, mode="raise"):
+    """`a.flat[ind] = v` in a's C order, `v` repeated as NumPy repeats it to the indices'
+    count; mode 'raise' (NumPy's IndexError from the index check), 'wrap' or 'clip'."""
+    if not isinstance(a, Tracer):
+        return unsupported(np.put, (a, ind, v), {"mode": mode}, "np.put into an array "
+                           "that is not traced")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    index = np.ravel(ind if isinstance(ind, Tracer) else np.asarray(ind))
+    values = np.ravel(v if isinstance(v, Tracer) else np.asarray(v))
+    if index.size == 0 or values.size == 0:
+        return
+    if mode == "wrap":
+        index = np.mod(index, a.size)
+    elif mode == "clip":
+        index = np.clip(index, 0, a.size - 1)
+    if values.size < index.size:
+        values = np.tile(values, -(-index.size // values.size))
+    flat = np.ravel(a).copy()
+    flat[index] = values[:index.size]
+    a[...] = flat.reshape(a.shape)
+
+
+@implements(np.ix_)
+def ix_(*args):
+    """The open mesh: each 1-D index sequence reshaped along its own axis (integer ones;
+    a traced boolean sequence would index through its nonzero positions, a shape that
+    depends on the values)."""
+    from .library import refuse_data_dependent
+    mesh = []
+    for k, seq in enumerate(args):
+        seq = seq if isinstance(seq, Tracer) else np.asarray(seq)
+        if isinstance(seq, Tracer) and seq.dtype == np.bool_:
+            return refuse_data_dependent(np.ix_, args, {}, "np.ix_ of a boolean mask")
+        if seq.ndim != 1:
+            raise ValueError("Cross index must be 1 dimensional")
+        if not isinstance(seq, Tracer):
+            seq = np.nonzero(seq)[0] if seq.dtype == np.bool_ else \
+                seq.astype(np.intp) if seq.size == 0 else seq
+        mesh.append(seq.reshape((1,) * k + (seq.size,) + (1,) * (len(args) - k - 1)))
+    return tuple(mesh)
+
+
 @implements(np.diag_indices_from)
 def diag_indices_from(arr):
     """Index arrays that depend only on the shape: concrete, as NumPy gives them."""

@@ -184,13 +184,21 @@ def library_results_call(node: Node, compiled: bool = True) -> Callable:
     return _library_runner(node, compiled)
 
 
+def bound_check(name: str, params) -> Callable:
+    """A run-time check (`xlanb.check_*`) bound to its params, which it keeps as
+    `check_call` (a program record stores those and binds them again: program_cache)."""
+    from .ir.library import FUNCTIONS
+    check = FUNCTIONS[name].bind(dict(params))
+    check.check_call = (name, tuple(params))
+    return check
+
+
 def library_value_call(node: Node, compiled: bool = True) -> Callable:
     """A library call with one result, returned (a fresh C-ordered array of the node's
     type): for values the program returns, which need no buffer of their own."""
     name = node.arg[0]
     if name.startswith("xlanb.check_"):     # its own u8 token, fresh: run it as it is
-        from .ir.library import FUNCTIONS
-        return FUNCTIONS[name].bind(dict(node.arg[1]))
+        return bound_check(name, node.arg[1])
     call, dtype, shape = _library_runner(node, compiled), node.dtype, node.shape
 
     def run(*inputs):

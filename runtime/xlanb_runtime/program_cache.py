@@ -41,10 +41,10 @@ from typing import Callable
 import numpy as np
 
 from .codegen import cache, program_kernels
-from .executable import Driver, Executable, InlineDriver, make_driver
+from .executable import Driver, Executable, InlineDriver, bound_check, make_driver
 from .ir import Graph
 
-_HEADER = b"xlanb-program 2\n"
+_HEADER = b"xlanb-program 3\n"
 # flags that change what a compile writes beside the kernels, or how it gets them, not the
 # kernels or the driver themselves
 _OUTPUT_ONLY_FLAGS = ("xla_dump_to", "xla_dump_hlo_as_text", "xla_dump_hlo_as_dot",
@@ -161,6 +161,8 @@ def store(key: str, driver: Driver, kernels: dict[int, tuple[str, tuple]]) -> No
                 overloads[name] = state
         elif isinstance(value, (np.ndarray, np.generic)):
             bindings[name] = ("value", value)
+        elif getattr(value, "check_call", None) is not None:    # a run-time check
+            bindings[name] = ("check",) + value.check_call
         else:
             remember(key)
             return
@@ -197,7 +199,8 @@ def executable_from(record: dict, graph: Graph, report, load_kernel: Callable,
     env: dict = {"np": np, "_empty": inspect.unwrap(np.empty)}
     kernels = _kernels(record, load_kernel, graph.name)
     for name, binding in record["bindings"].items():
-        env[name] = kernels[name] if binding[0] == "kernel" else binding[1]
+        env[name] = kernels[name] if binding[0] == "kernel" else \
+            bound_check(*binding[1:]) if binding[0] == "check" else binding[1]
     run = make_driver(graph.name, record["source"], env, record["block_bytes"],
                       record["views"])
     executable = CachedExecutable(graph, run, record["source"], report, materialize)

@@ -83,7 +83,7 @@ def test_an_index_out_of_bounds_is_numpys_index_error(fn, bad):
         x, i = _arguments(bad)
         with pytest.raises(IndexError) as info:
             jitted(x, i)
-        assert str(info.value) == message or "is out of bounds for axis" in str(info.value)
+        assert str(info.value) == message
         np.testing.assert_array_equal(x, _arguments(bad)[0])
 
 

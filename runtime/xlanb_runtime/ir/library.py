@@ -366,20 +366,23 @@ _ERRORS = {"IndexError": IndexError, "ValueError": ValueError}
 
 
 def _check_range(params: dict) -> Callable:
-    """`xlanb.check_range`: NumPy's error (`error`, `message` with the offending value as
-    {value}) where a traced integer array's extremes (the inputs: its min, its max, or
-    both) lie outside [lower, upper] (None: unbounded), and a u8 token.  Index bounds,
-    negative integer exponents, coordinates out of their dims.  The note names the user's
-    line (`where`)."""
+    """`xlanb.check_range`: NumPy's error (`error`, `message` with the first offending
+    value as {value}) where a traced integer array has values outside [lower, upper] (None:
+    unbounded), and a u8 token.  Index bounds, negative integer exponents, coordinates
+    out of their dims.  NumPy's min and max (vectorized, and no kernel to compile for
+    them); the note names the user's line (`where`)."""
     lower, upper = params["lower"], params["upper"]
     error, message, where = _ERRORS[params["error"]], params["message"], params["where"]
 
-    def call(*extremes):
-        for value in map(int, extremes):
-            if lower is not None and value < lower or upper is not None and value > upper:
-                failure = error(message.format(value=value))
-                failure.add_note(f"xlanb: at {where}; no argument was written")
-                raise failure
+    def call(values):
+        if values.size and (lower is not None and values.min() < lower or
+                            upper is not None and values.max() > upper):
+            outside = np.zeros(values.shape, bool) if lower is None else values < lower
+            if upper is not None:
+                outside |= values > upper
+            failure = error(message.format(value=int(values[outside][0])))
+            failure.add_note(f"xlanb: at {where}; no argument was written")
+            raise failure
         return np.zeros((), np.uint8)
     return call
 

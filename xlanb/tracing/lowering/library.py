@@ -67,9 +67,9 @@ def check_within(node: Node, lower: int | None, upper: int | None, error: str,
                  message: str) -> None:
     """NumPy's `error` (an IndexError or ValueError with `message`, the offending value
     as {value}) where an integer node's values leave [lower, upper] (None: unbounded), from
-    a run-time check of its min and/or max (`xlanb.check_range`, run before any kernel
-    writes an argument, fusion.py).  None where its values are within by construction (an
-    argmax, an iota, a clip: ir/value_range.py), or were checked already."""
+    a run-time check (`xlanb.check_range`, run before any kernel writes an argument,
+    fusion.py).  None where its values are within by construction (an argmax, an iota, a
+    clip: ir/value_range.py), or were checked already."""
     from xlanb_runtime.ir.value_range import value_range
     bounds = value_range(node)
     below = lower is not None and (bounds is None or bounds[0] < lower)
@@ -79,12 +79,10 @@ def check_within(node: Node, lower: int | None, upper: int | None, error: str,
     if node.size == 0 or not (below or above) or key in context.checked_ranges:
         return
     context.checked_ranges.add(key)
-    everything = range(node.ndim)
-    extremes = [B.reduce(node, kind, everything) for kind, needed in
-                (("max", above), ("min", below)) if needed]
-    context.checks.append(to_node(call("xlanb.check_range", extremes, lower=lower,
-                                       upper=upper, error=error, message=message,
-                                       where=B.current_location() or "?")))
+    context.checks.append(to_node(call("xlanb.check_range", [node],
+                                       lower=lower if below else None,
+                                       upper=upper if above else None, error=error,
+                                       message=message, where=B.current_location() or "?")))
 
 
 def numpy_check(fn: Callable, *args, **kwargs) -> None:

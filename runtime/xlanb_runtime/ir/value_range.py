@@ -4,9 +4,9 @@ what computed it.
 Indexing with a traced index needs NumPy's IndexError for an index out of bounds, which
 costs a run-time check (a min and a max of the index); an index that an arg-reduction,
 an iota, `np.clip` or `% n` made is in bounds by construction and needs none.  The
-analysis is a forward interval propagation, conservative: None where it cannot bound a
-node (a float, a reduction, a scan, anything it does not model), and it never assumes
-wrap-around away (an interval past int64 is None).
+analysis is a forward interval propagation, conservative: an integer node it cannot
+bound better (a parameter, a reduction, a scan, a result that may wrap around) has its
+dtype's range; a float has None.
 """
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from .graph import Node
 from .ops import Op
 
 Interval = tuple[int, int]
-_INT64 = (-(1 << 63), (1 << 63) - 1)
 _MAX_DEPTH = 40
 # ops whose values are a subset of their first operand's
 _SUBSET_OF_OPERAND = frozenset({Op.BROADCAST, Op.RESHAPE, Op.TRANSPOSE, Op.SLICE, Op.REVERSE,
@@ -24,7 +23,7 @@ _SUBSET_OF_OPERAND = frozenset({Op.BROADCAST, Op.RESHAPE, Op.TRANSPOSE, Op.SLICE
 
 
 def value_range(node: Node) -> Interval | None:
-    """(lo, hi) with lo <= every value of `node` <= hi, or None where unknown."""
+    """(lo, hi) with lo <= every value of `node` <= hi; None for a float node."""
     return _range(node, {}, 0)
 
 

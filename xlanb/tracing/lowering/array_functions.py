@@ -147,7 +147,7 @@ def unravel_index(indices, shape, order="C"):
         raise ValueError("only 'C' or 'F' order is permitted")
     index = _traced(indices)
     if index.dtype.kind not in "iu":
-        raise TypeError(f"only int indices permitted")
+        raise TypeError("only int indices permitted")
     index = index.astype(np.intp)
     size = int(np.prod(shape, dtype=np.int64))
     check_within(to_node(index), 0, size - 1, "ValueError",

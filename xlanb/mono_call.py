@@ -81,7 +81,8 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     # read-only written arguments take the general path, which raises before writing
     # any: the program may write an argument in place as it runs (buffers.py)
     written = {names[traced.param_leaves[p]] for p, _ in traced.writebacks}
-    checks += _alias_check(arrays) if pure else _owner_check(arrays, written)
+    views = _returns_only_views(traced)     # reads nothing, writes nothing: no aliasing
+    checks += [] if views else _alias_check(arrays) if pure else _owner_check(arrays, written)
     params = [numbers.get(i, transposed.get(i, names[i])) for i in traced.param_leaves]
     # a Python number goes in as call_params makes it: NumPy's 0-d array of it
     checks += [f"    {numbers[i]} = _asarray({names[i]})" for i in sorted(numbers)]
@@ -89,7 +90,9 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     single = compiled._single and not numbers or pure and compiled._single_output
     # FINISH's arguments before the outputs: the params and leaves finish_writes takes
     before = "" if pure else f"({', '.join(params)},), ({', '.join(names)},), "
-    if inline is None:
+    if views:
+        body = _returned(traced.out_tree, _returned_leaves(traced, (), params, names, env))
+    elif inline is None:
         call = f"C._driver({', '.join(params)})"
         body = [f"    return {call}[0]{compiled._single_suffix}" if single else
                 f"    return FINISH({before}{call})"]
@@ -100,7 +103,7 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
         body = _inlined_driver(inline, [np.asarray(args[i]).T if i in transposed else
                                         np.asarray(args[i]) for i in traced.param_leaves],
                                compiled._single_suffix if single else None, compiled,
-                               before, params)
+                               before, params, names, env)
     lines = ["def guard(args):"] + [line.replace("MISSED", "return MISS") for line in checks]
     lines += body
     if general is not None:         # a call: guarded, counted, or the general path
@@ -252,7 +255,8 @@ def _entry_points(env: dict) -> dict:
 
 
 def _several_outputs(outs: tuple[str, ...], compiled, before: str = "",
-                     params: list[str] = ()) -> list[str]:
+                     params: list[str] = (), names: list[str] = (),
+                     env: dict | None = None) -> list[str]:
     """The return of several outputs: a tuple of distinct arrays as it is (finish_pure
     costs ~2-3 us on a 64-element optimizer step); else, or where two are one object
     (distinct_outputs copies one), `FINISH`."""
@@ -260,40 +264,97 @@ def _several_outputs(outs: tuple[str, ...], compiled, before: str = "",
     tree = traced.out_tree
     listed = f"({', '.join(outs)},)"
     if before:                                    # written back: finish_writes
-        return _written_back(outs, compiled, before, listed, params)
-    if tree.kind != "tuple" or any(c.kind != "leaf" for c in tree.children) or \
-            len(outs) != len(tree.children) or len(outs) > 4 or \
+        return _written_back(outs, compiled, before, listed, params, names, env)
+    if not _leaves_only(tree) or len(outs) != len(tree.children) or \
             traced.const_outputs or traced.scalar_outputs or \
             not all(out.isidentifier() for out in outs) or len(set(outs)) < len(outs):
         return [f"    return FINISH({listed})"]
-    distinct = " and ".join(f"{a} is not {b}" for i, a in enumerate(outs)
-                            for b in outs[i + 1:])
-    return [f"    return {listed} if {distinct} else FINISH({listed})" if distinct else
-            f"    return {listed}"]
+    return [f"    return {listed} if {_distinct(outs)} else FINISH({listed})"
+            if len(outs) > 1 else f"    return {listed}"]
+
+
+def _leaves_only(tree) -> bool:
+    """An output pytree the guard returns itself: None, one leaf, a tuple of a few."""
+    return tree.kind in ("none", "leaf") or tree.kind == "tuple" and \
+        len(tree.children) <= 4 and all(c.kind == "leaf" for c in tree.children)
+
+
+def _distinct(outs) -> str:
+    return " and ".join(f"{a} is not {b}" for i, a in enumerate(outs) for b in outs[i + 1:])
+
+
+def _returned(tree, leaves: list[str]) -> list[str]:
+    """The return statement of `leaves` in the shape of `tree` (`_leaves_only`)."""
+    if tree.kind == "none":
+        return ["    return None"]
+    if tree.kind == "leaf":
+        return [f"    return {leaves[0]}"]
+    return [f"    return ({', '.join(leaves)},)"]
+
+
+def _returns_only_views(traced) -> bool:
+    """A program whose every output is the caller's argument or a view of one, that writes
+    nothing back and checks nothing (`return x[1:-1], x.T`): its driver computes nothing a
+    caller sees, the guard returns the views itself (~0.5 us against the general path's
+    ~5)."""
+    count = traced.out_tree.num_leaves
+    return count > 0 and _leaves_only(traced.out_tree) and not traced.writebacks and \
+        not traced.effects and not _converted_outputs(traced) and \
+        set(traced.arg_outputs) == set(range(count)) and \
+        all(s.output is None for s in traced.arg_outputs.values())
+
+
+def _converted_outputs(traced) -> bool:
+    return bool(traced.const_outputs or traced.scalar_outputs or traced.time_outputs or
+                traced.bytes_outputs)
+
+
+def _returned_leaves(traced, outs, params, names, env: dict) -> list[str]:
+    """The returned leaves as expressions: the driver's outputs, and where NumPy returns
+    the caller's memory (`Traced.arg_outputs`) the caller's own array or the view of it
+    (its steps' `expression`s, their values in `env`), as finish_call does."""
+    leaves = list(outs[:traced.out_tree.num_leaves]) or \
+        [""] * traced.out_tree.num_leaves
+    for index, source in traced.arg_outputs.items():
+        if source.leaf is not None:
+            leaves[index] = names[source.leaf]
+            continue
+        view = leaves[source.output] if source.output is not None else \
+            params[source.param]
+        for k, step in enumerate(source.steps):
+            view, env[f"V{index}_{k}"] = step.expression(view, f"V{index}_{k}")
+        leaves[index] = view
+    return leaves
 
 
 def _written_back(outs: tuple[str, ...], compiled, before: str, listed: str,
-                  params: list[str]) -> list[str]:
-    """The end of a program that writes arguments back and returns None or one array: its
+                  params: list[str], names: list[str], env: dict) -> list[str]:
+    """The end of a program that writes arguments back or returns the caller's memory: its
     writeback copies inline (finish_writes costs ~3.9 us on a 64-element momentum step,
     its two copies ~1 us), none for an argument the program wrote in place (its output
     is the parameter itself, buffers.py); the guard checked that they are writeable.
-    Anything more (returned arguments, scalars) is FINISH's."""
+    Returned arguments and views of them as finish_call makes them (`_returned_leaves`).
+    Anything more (scalars, constants, nested pytrees) is FINISH's."""
     traced = compiled.traced
     tree = traced.out_tree
-    sources = [outs[o] for _, o in traced.writebacks]
-    if tree.kind not in ("none", "leaf") or traced.arg_outputs or traced.const_outputs or \
-            traced.scalar_outputs or traced.time_outputs or traced.bytes_outputs or \
+    if not _leaves_only(tree) or _converted_outputs(traced) or \
             not all(out.isidentifier() for out in outs):
         return [f"    return FINISH({before}{listed})"]
+    # two returned outputs the driver gave as one buffer: FINISH copies one (distinct_outputs)
+    computed = sorted({outs[i] for i in range(tree.num_leaves)
+                       if i not in traced.arg_outputs})
+    lines = [f"    if not ({_distinct(computed)}):",
+             f"        return FINISH({before}{listed})"] if len(computed) > 1 else []
+    sources = [outs[o] for _, o in traced.writebacks]
     targets = [params[p] for p, _ in traced.writebacks]
-    lines = [f"    np.copyto({t}, {src}, casting='unsafe')"
-             for t, src in zip(targets, sources) if t != src]
-    return lines + ["    return None" if tree.kind == "none" else f"    return {outs[0]}"]
+    lines += [f"    np.copyto({t}, {src}, casting='unsafe')"
+              for t, src in zip(targets, sources) if t != src]
+    return lines + _returned(tree, _returned_leaves(traced, outs, params, names, env))
 
 
 def _inlined_driver(inline, params: list, suffix: str | None, compiled,
-                    before: str = "", param_names: list[str] = ()) -> list[str]:
+                    before: str = "", param_names: list[str] = (), names: list[str] = (),
+                    env: dict | None = None) -> list[str]:
     """The driver's lines inside the guard: a parameter's C-contiguity test only where the
     guarded strides are not C-contiguous (shape and strides decide the flag).  `suffix`
     turns a single 0-d output into the scalar NumPy returns (`[()]`, `.item()`); None:
@@ -303,7 +364,7 @@ def _inlined_driver(inline, params: list, suffix: str | None, compiled,
     lines.append(inline.body.rstrip("\n"))
     if suffix is None:      # effect tokens (random draws, checks) trail: nobody reads them
         outs = inline.outs[:len(inline.outs) - compiled.traced.effects]
-        lines += _several_outputs(outs, compiled, before, param_names)
+        lines += _several_outputs(outs, compiled, before, param_names, names, env)
     else:
         lines.append(f"    return {inline.outs[0]}{suffix}")
     return [line for line in lines if line]

@@ -223,6 +223,38 @@ def test_several_outputs_go_through_the_guard_as_numpy_returns_them(name):
     assert f._mono((a, b.T.copy())) is mono_call.MISS     # another signature still misses
 
 
+RETURNED_MEMORY = {       # NumPy returns the caller's array or a view of it
+    "views only": lambda x, y: (x[1:-1], x.T, y.reshape(-1), x[..., 0]),
+    "the argument itself": lambda x, y: x,
+    "a view and a value": lambda x, y: (x[::2].T, x.sum(0)),
+    "written back, viewed": lambda x, y: (x.__iadd__(y), x[1:]),
+    "written back, two values": lambda x, y: (x.__imul__(2.0)[0], x // 3, np.divmod(x, 3)[0]),
+}
+
+
+@pytest.mark.parametrize("name", list(RETURNED_MEMORY))
+def test_returned_arguments_and_views_go_through_the_guard(name):
+    fn = RETURNED_MEMORY[name]
+    f = _jit(fn)
+    x, y = RNG.standard_normal((6, 4)), RNG.standard_normal((6, 4))
+    x_np = x.copy()
+    for call in range(3):                       # the general path, then the guard
+        got, want = f(x, y), fn(x_np, y)
+        np.testing.assert_array_equal(x, x_np, err_msg=f"{name}, call {call}")
+        got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+        assert len(got) == len(want), name
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w, err_msg=f"{name}, call {call}")
+            # the caller's memory where NumPy's result is, a fresh array where it is not
+            assert np.shares_memory(g, x) == np.shares_memory(w, x_np), (name, call)
+            assert (g is x) == (w is x_np), (name, call)
+        assert len({id(g) for g in got}) == len(got), name     # never one array twice
+    assert type(f).__call__ is f._mono.entry, name
+    hits = f.cache_info().hits
+    f(x, y), fn(x_np, y)
+    assert f.cache_info().hits == hits + 1, name
+
+
 def test_free_variables_are_read_each_call():
     scale = np.ones(3)
 

@@ -176,6 +176,11 @@ class ViewStep:
         """The same view of a concrete array (to return the caller's own memory)."""
         raise NotImplementedError
 
+    def expression(self, base: str, name: str) -> tuple[str, object]:
+        """`apply` as Python source for generated code (the call guard's): the expression
+        taking the view of `base`, reading the value it returns under `name`."""
+        return f"{name}.apply({base})", self
+
     def strides(self, shape: tuple[int, ...], strides) -> tuple[int, ...] | None:
         raise NotImplementedError
 
@@ -197,7 +202,13 @@ class IndexStep(ViewStep):
     def apply(self, array):
         # a view, as the traced step is: `x[1, 2, ...]` is a 0-d view where `x[1, 2]` would
         # be a scalar copy (a trailing Ellipsis changes nothing else)
-        return array[self.key if Ellipsis in self.key else self.key + (Ellipsis,)]
+        return array[self._view_key()]
+
+    def _view_key(self) -> tuple:
+        return self.key if Ellipsis in self.key else self.key + (Ellipsis,)
+
+    def expression(self, base, name):
+        return f"{base}[{name}]", self._view_key()
 
     def strides(self, shape, strides):
         if strides is None:
@@ -226,6 +237,9 @@ class TransposeStep(ViewStep):
     def apply(self, array):
         return array.transpose(self.perm)
 
+    def expression(self, base, name):
+        return f"{base}.transpose({name})", self.perm
+
     def strides(self, shape, strides):
         return None if strides is None else tuple(strides[p] for p in self.perm)
 
@@ -242,6 +256,9 @@ class ReshapeStep(ViewStep):
 
     def apply(self, array):
         return array.reshape(self.shape)
+
+    def expression(self, base, name):
+        return f"{base}.reshape({name})", self.shape
 
     def strides(self, shape, strides):
         return reshape_strides(shape, strides, self.shape)

@@ -184,6 +184,44 @@ def test_histogram_digitize():
     check(lambda x: np.histogram(x.astype(np.int32), bins=3), x)
 
 
+@pytest.mark.parametrize("weights", [None, "float64", "float32", "int64"])
+def test_bincount_with_minlength_compiles(weights):
+    """NumPy's counts (intp) or sums of weights (float64, added in x's order: the same
+    bits), from a scatter-add into `minlength` counts."""
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 40, 500)
+    w = None if weights is None else (rng.standard_normal(500) * 10).astype(weights)
+
+    def f(x, w):
+        return (np.bincount(x, weights=w, minlength=40),
+                np.bincount(x // 2, weights=w, minlength=25),
+                np.bincount(x > 20, w, 3), np.bincount(x.astype(np.uint8), w, 64))
+    fn = xlanb.jit(f)
+    assert "'np.bincount'" not in fn.lower(x, w).as_text()      # checks, then fused
+    for _ in range(2):                  # the general path, then the call guard
+        same(fn(x, w), f(x, w))
+
+
+@pytest.mark.parametrize("x, message", [
+    (np.array([0, 3, 40]), r"a value \(40\) is not below minlength=40"),
+    (np.array([0, -3, 4]), "'list' argument must have no negative elements")])
+def test_bincount_values_outside_minlength_raise_when_the_program_runs(x, message):
+    fn = xlanb.jit(lambda x, y: (y.__iadd__(1), np.bincount(x, minlength=40))[1])
+    y = np.zeros(3)
+    with pytest.raises(ValueError, match=message):
+        fn(x, y)
+    np.testing.assert_array_equal(y, 0.0)               # checked before any write
+
+
+def test_bincount_errors_are_numpys():
+    with pytest.raises(TypeError, match="safe"):
+        xlanb.jit(lambda x: np.bincount(x, minlength=3))(np.ones(3))
+    with pytest.raises(ValueError, match="too deep"):
+        xlanb.jit(lambda x: np.bincount(x, minlength=3))(np.ones((2, 2), np.int64))
+    with pytest.raises(ValueError, match="same length"):
+        xlanb.jit(lambda x: np.bincount(x, np.ones(4), minlength=3))(np.ones(3, np.int64))
+
+
 def test_value_dependent_shapes_are_named_errors_that_fall_back():
     ints = np.array([0, 3, 1, 3])
     cases = [(lambda x: np.bincount(x), ints, "np.bincount"),
@@ -261,6 +299,31 @@ def test_factorizations(dtype):
                 np.linalg.svd(a), np.linalg.svd(a, full_matrices=False),
                 np.linalg.svd(a, compute_uv=False), np.linalg.svdvals(a))
     check(f, a, sym, exact=False, n=64)
+
+
+@pytest.mark.parametrize("dtype", LAPACK)
+@pytest.mark.parametrize("shape", [(6, 3), (6, 3, 2), (3, 5)])
+def test_lstsq_of_a_full_rank_matrix(dtype, shape):
+    """NumPy's (x, residuals, rank, s): residuals per column of b for a tall matrix,
+    none for a wide one; the rank an np.int32."""
+    a, _ = matrices(dtype, shape[:2])
+    b = np.random.default_rng(1).standard_normal((shape[0],) + shape[2:]).astype(dtype)
+    got = check(lambda a, b: np.linalg.lstsq(a, b), a, b, exact=False, n=64)
+    assert type(got[2]) is np.int32
+    check(lambda a, b: np.linalg.lstsq(a, b, rcond=1e-3)[0] * 2, a, b, exact=False, n=64)
+
+
+def test_lstsq_of_a_rank_deficient_tall_matrix_raises_when_it_runs():
+    """NumPy returns no residuals there: a length the program did not compile for."""
+    a = np.ones((5, 2))
+    with pytest.raises(ValueError, match="rank 1 below its 2 columns") as info:
+        xlanb.jit(lambda a, b: np.linalg.lstsq(a, b)[0])(a, np.ones(5))
+    assert any("test_library_calls.py" in note for note in info.value.__notes__)
+    fn = xlanb.jit(lambda a, b: np.linalg.lstsq(a, b)[0])
+    same(fn(a + np.eye(5, 2), np.ones(5)), np.linalg.lstsq(a + np.eye(5, 2), np.ones(5))[0],
+         exact=False, n=64)
+    with pytest.raises(np.linalg.LinAlgError, match="Incompatible"):
+        xlanb.jit(np.linalg.lstsq)(a, np.ones(4))
 
 
 def test_linalg_errors_are_numpys():

@@ -113,3 +113,42 @@ def test_round_to_decimals_is_numpys(dt, decimals):
     want = np.round(x, decimals)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+SIGNED = [0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1.5, -2.5, 1e-310, -1e-310, 3.0]
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("name", ["signbit", "copysign", "heaviside"])
+def test_sign_functions_are_numpys_to_the_bit(dt, name):
+    """Fused (no NumPy call): the sign bit itself, of -0.0 and -nan too; heaviside's
+    value at +-0 and its nan.  Every pair of special values, bit for bit."""
+    fn = {"signbit": lambda a, b: np.signbit(a), "copysign": np.copysign,
+          "heaviside": np.heaviside}[name]
+    gx, gy = np.meshgrid(np.array(SIGNED, dt), np.array(SIGNED, dt))
+    x, y = gx.ravel(), gy.ravel()
+    want = fn(x, y)
+    compiled = xlanb.jit(fn, tiered=False)
+    assert "library-call" not in compiled.lower(x, y).as_text()
+    for _ in range(2):                           # the general path, then the call guard
+        got = compiled(x, y)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_logaddexp2_is_numpys_within_its_cancellation(dt):
+    """max + log2(1 + 2**-|x - y|): within a few ulps of the larger operand's scale
+    (a result near 0 cancels, in NumPy's formula as in ours), inf and nan as NumPy."""
+    rng = np.random.default_rng(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x, y = _edges(dt, 10.0, rng)
+        want = np.logaddexp2(x, y)
+    got = xlanb.jit(np.logaddexp2, tiered=False)(x, y)
+    assert got.dtype == want.dtype
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(got[~finite], want[~finite])
+    scale = np.maximum(np.abs(x[finite]), np.abs(y[finite])).astype(np.float64) + 1
+    err = np.abs(got[finite].astype(np.float64) - want[finite]) / scale
+    assert err.max(initial=0) <= 8 * np.finfo(dt).eps, err.max()

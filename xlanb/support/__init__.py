@@ -370,6 +370,10 @@ _MEMBER_ARGS = {"reshape": ((4, 3),), "astype": (np.float32,), "view": (np.int64
                 "dot": lambda x: (x.T,)}
 # The limits of a compiled name, in the table's note.
 NOTES = {
+    "np.bincount": "with `minlength=` above every value (a run-time check); without it the "
+                   "length depends on the values (DataDependentShapeError)",
+    "np.linalg.lstsq": "for a matrix of full rank where it has more rows than columns "
+                       "(NumPy's residuals are empty otherwise: a run-time error)",
     "ndarray.tobytes": "NumPy's bytes where the function returns them; any other use needs "
                        "the values (ConcretizationError under jit)",
     "ndarray.flags": "the argument's flags: the cache keys on the flags read; computed n-D "
@@ -453,6 +457,7 @@ def _support_table() -> tuple[Entry, ...]:
     for name, func in functions.items():
         if name not in entries:
             status, note = probe(name) if name in PROBES else function_status(func)
+            note = NOTES.get(name, note)
             entries[name] = Entry(name, "function", status, note, name in numba)
     for name in PROBES:
         if name not in entries and resolve(name) is not None:

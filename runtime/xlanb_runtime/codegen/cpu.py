@@ -179,14 +179,16 @@ class _Codegen:
         return tuple(names)
 
     @contextlib.contextmanager
-    def distributed_loop(self):
+    def distributed_loop(self, streamed: bool = False):
         """The body emitted inside (of the loop just opened, one level deeper) is split
-        into one such loop per store (`distribute_stores`)."""
+        into one such loop per store (`distribute_stores`); a `streamed` loop (its arrays
+        past the caches) only where that loads no array twice."""
         start = len(self.lines)
         self.depth += 1
         yield
         self.depth -= 1
-        header, groups = self.lines[start - 1], distribute_stores(self.lines[start:])
+        header, groups = self.lines[start - 1], distribute_stores(self.lines[start:],
+                                                                  streamed)
         del self.lines[start - 1:]
         for group in groups:
             self.lines += [header] + group
@@ -467,7 +469,7 @@ class _Codegen:
         inner = f"i{len(outer)}"
         loop = "numba.prange" if self.parallel and not outer else "range"
         self.emit(f"for {inner} in {loop}({sizes[-1]}):")
-        with self.distributed_loop():
+        with self.distributed_loop(streams_past_cache(self.k)):
             self.write_outputs(self.k.outputs, outer + (inner,), {}, root.shape)
         if flat is not None:
             self.flatten_arrays(start)
@@ -1242,7 +1244,7 @@ _LITERAL = re.compile(r"^[\d\s()+*-]+$")       # an index expression with no var
 
 
 _FOR = re.compile(r"^(\s*)for (\w+) in ")
-_STORE = re.compile(r"^\s*(\w+)\[.*\] = ")
+_ANY_STORE = re.compile(r"^\s*(\w+)\[.*\] = ")
 _BOUND = re.compile(r"^\s*(?:for )?(\w+) (?:=|in) ")
 _NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 
@@ -1260,7 +1262,7 @@ def hoist_invariants(lines: list[str]) -> list[str]:
     the recomputation also stops it vectorizing the loop (4x on an embedding bag)."""
     assigned = collections.Counter(m.group(1) for line in lines
                                    if (m := _ASSIGN.match(line)))
-    written = {m.group(1) for line in lines if (m := _STORE.match(line))}
+    written = {m.group(1) for line in lines if (m := _ANY_STORE.match(line))}
     reads_written = re.compile(rf"\b(?:{'|'.join(map(re.escape, written))})\[") \
         if written else None
     moved = True
@@ -1309,7 +1311,20 @@ def stores_in_one_loop(kernel: Kernel) -> bool:
     return kernel.kind == "loop" and len(kernel.outputs) < DISTRIBUTED_STORES
 
 
-def distribute_stores(body: list[str]) -> list[list[str]]:
+# Bytes a loop kernel's arrays span, from which it streams them from memory (above this
+# machine kind's L2 of 2 MB a core, with room for the rest)
+STREAMED_BYTES = 1 << 20
+
+
+def streams_past_cache(kernel: Kernel) -> bool:
+    """Whether a loop kernel's arrays (its outputs and the inputs of its root's shape)
+    together span more than the L2 (STREAMED_BYTES): reading one twice then costs memory
+    bandwidth."""
+    arrays = kernel.outputs + [i for i in kernel.inputs if i.shape == kernel.root.shape]
+    return sum(a.nbytes for a in arrays) > STREAMED_BYTES
+
+
+def distribute_stores(body: list[str], streamed: bool = False) -> list[list[str]]:
     """Loop distribution of straight-line loop body: one loop per store, each with the
     assignments its value needs.  A loop storing to many arrays does not vectorize (LLVM
     cannot rule out aliasing among so many pointers); one store per loop does: 2.4x on a
@@ -1320,7 +1335,12 @@ def distribute_stores(body: list[str]) -> list[list[str]]:
     A value an earlier loop stored in a row buffer (`rowK[j] = vN`: the buffer has vN's
     dtype, and only that store writes it) is loaded back from there by later loops instead
     of recomputed from its inputs: the same bits, fewer loads, and fewer statements for
-    Numba to compile (W5's layer-norm backward kernel: 229 -> 184 statements)."""
+    Numba to compile (W5's layer-norm backward kernel: 229 -> 184 statements).
+
+    Where the arrays stream from memory (`streamed`), a body whose loops would load an
+    array more than once in all stays whole: a leapfrog step storing x, a and v, each
+    computed from the last, ran 3 loops loading x, v and a up to 3 times (1e5 float64:
+    326 us against 233 in one loop; 8 chained stores 1284 against 584)."""
     if any(line.rstrip().endswith(":") for line in body):
         return [body]
     defs, stores = {}, []
@@ -1365,7 +1385,15 @@ def distribute_stores(body: list[str]) -> list[list[str]]:
             match = _ROW_STORE.match(store)
             if match and match.group(2) in defs:
                 stored.setdefault(match.group(2), match.group(1))
+    if streamed and _array_loads(loops) > _array_loads([body]):
+        return [body]
     return loops
+
+
+def _array_loads(loops: list[list[str]]) -> int:
+    """Arrays the loops load, counted once per loop reading one."""
+    return sum(len({name for line in loop if _ASSIGN.match(line)
+                    for name in _ARRAY_ACCESS.findall(line)}) for loop in loops)
 
 
 def _reload(line: str, stored: dict[str, str]) -> str:

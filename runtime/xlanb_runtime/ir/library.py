@@ -62,8 +62,8 @@ class LibraryFunction:
             function = getattr(np, params.pop("ufunc")).accumulate
         elif self.name == "np.ufunc.__call__":
             function = getattr(np, params.pop("ufunc"))
-        if not keyword:
-            return lambda *arrays, **out: function(*arrays, **params, **out)
+        if not keyword:                  # a partial: no Python frame per call
+            return functools.partial(function, **params)
         split = -len(keyword)
 
         def call(*arrays, **out):
@@ -126,6 +126,8 @@ def runner(name: str, params: dict, call: Callable | None = None
 
     def run_call(*arrays):
         out = call(*arrays)
+        if type(out) is np.ndarray:                 # most: one result, ~0.5 us less
+            return (_fresh(out, arrays),)
         out = out if isinstance(out, tuple) else (out,)
         return tuple(_fresh(np.asarray(o), arrays) for o in out)
     run_call.__name__ = f"library_{name.rsplit('.', 1)[-1]}"
@@ -133,6 +135,12 @@ def runner(name: str, params: dict, call: Callable | None = None
 
 
 def _fresh(value: np.ndarray, arrays) -> np.ndarray:
+    if value.base is None and value.flags.c_contiguous:   # its own new memory ...
+        for a in arrays:
+            if value is a:                                  # ... unless an input's own
+                break
+        else:
+            return value
     if not value.flags.c_contiguous or any(
             isinstance(a, np.ndarray) and np.may_share_memory(value, a) for a in arrays):
         return np.array(value, order="C", copy=True)
@@ -536,6 +544,46 @@ def _pinv(ins, rcond=None, hermitian=False):
 
 
 register("np.linalg.pinv", _pinv, _cubic_flops)
+
+
+def _lstsq_types(ins, rcond=None, where="?"):
+    """x, residuals, rank, singular values of a full-rank matrix (`_lstsq`): residuals
+    per column of b where a has more rows than columns, else none."""
+    a, b = ins
+    m, n = a.shape
+    columns = b.shape[1:]
+    with np.errstate(all="ignore"):              # dtypes from a full-rank 2x1 system
+        out = np.linalg.lstsq(np.array([[1], [0]], a.dtype),
+                              np.ones((2,) + (1,) * len(columns), b.dtype))
+    residuals = ((columns[0] if columns else 1),) if m > n else (0,)
+    shapes = [(n,) + columns, residuals, (), (min(m, n),)]
+    return [(shape, np.asarray(o).dtype) for shape, o in zip(shapes, out)]
+
+
+def _lstsq(params: dict) -> Callable:
+    """`np.linalg.lstsq`, for a matrix of full column rank where it has more rows than
+    columns: of lower rank NumPy returns no residuals, a length the compiled program did
+    not plan for, so this raises (naming the user's line) instead of returning them."""
+    rcond, where = params.get("rcond"), params["where"]
+
+    def call(a, b):
+        x, residuals, rank, s = np.linalg.lstsq(a, b, rcond=rcond)
+        m, n = a.shape
+        if m > n and rank < n:
+            failure = ValueError(
+                f"np.linalg.lstsq under jit: the matrix has rank {rank} below its {n} "
+                "columns, so NumPy returns no residuals, where the compiled program "
+                "returns them for a matrix of full rank; use `np.linalg.pinv(a) @ b` for "
+                "the solution, or run it with `xlanb.jit(f, must_compile=False)`")
+            failure.add_note(f"xlanb: at {where}")
+            raise failure
+        return x, residuals, np.asarray(rank), s
+    return call
+
+
+FUNCTIONS["np.linalg.lstsq"] = LibraryFunction(
+    "np.linalg.lstsq", _lstsq_types,
+    lambda ins, **params: 2.0 * ins[0].shape[0] * ins[0].shape[1] ** 2, binder=_lstsq)
 register("np.linalg.matrix_rank", lambda ins, tol=None, hermitian=False:
          [(ins[0].shape[:-2], np.asarray(np.linalg.matrix_rank(np.eye(2))).dtype)],
          _cubic_flops)

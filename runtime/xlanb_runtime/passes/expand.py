@@ -33,7 +33,7 @@ from .simplify import Rules, pat, rewrite, var
 LOWERING_PIPELINE = (
     "half-as-float32",    # float16 computed in float32, rounded per op (no f16 in kernels)
     "expand-short-dots",  # dots over k <= 4 as fusible sums of products
-    "gemv-as-reduce",     # a matrix computed only for one matrix-vector product: a reduce
+    "gemv-as-reduce",     # an operand computed only for one gemv or inner product: a reduce
     "simplify",           # slices of constant weights become scalar splats
     "cse",                # the expanded slices of one operand are shared
 )
@@ -121,8 +121,9 @@ def expand_short_dots(graph: Graph) -> Graph:
 
 def computed_matrix_gemvs(graph: Graph) -> set[int]:
     """ids of the matrix-vector dots whose matrix is computed elementwise for that dot
-    alone (`alpha * A @ x`, `np.exp(S) @ v`): written out, the matrix costs a write and a
-    read of its whole size, more than the product itself reads."""
+    alone (`alpha * A @ x`, `np.exp(S) @ v`), and of the inner products of two vectors
+    one of which is (`np.dot(x, np.roll(y, 1))`): written out, the operand costs a write
+    and a read of its whole size, more than the product itself reads."""
     from .fusion import is_loop_fusible        # fusion imports the pipeline: import late
     users: dict[int, int] = {}
     for node in graph.nodes:
@@ -135,24 +136,25 @@ def computed_matrix_gemvs(graph: Graph) -> set[int]:
             continue
         lb, rb, lc, rc = node.arg
         a, b = node.inputs
-        matrix = a if a.ndim == 2 else b
-        if lb or rb or sorted((a.ndim, b.ndim)) != [1, 2] or \
-                matrix.shape[(lc if matrix is a else rc)[0]] <= SHORT_CONTRACTION:
+        if lb or rb or sorted((a.ndim, b.ndim)) not in ([1, 2], [1, 1]) or \
+                a.shape[lc[0]] <= SHORT_CONTRACTION:
             continue
-        if matrix.op in (Op.PARAMETER, Op.CONSTANT, Op.BROADCAST, Op.TRANSPOSE) or \
-                not is_loop_fusible(matrix) or users.get(id(matrix)) != 1 or \
-                id(matrix) in outputs:
-            continue
-        found.add(id(node))
+        computed = [a if a.ndim == 2 else b] if a.ndim != b.ndim else [a, b]
+        if any(operand.op not in (Op.PARAMETER, Op.CONSTANT, Op.BROADCAST, Op.TRANSPOSE)
+               and is_loop_fusible(operand) and users.get(id(operand)) == 1 and
+               id(operand) not in outputs for operand in computed):
+            found.add(id(node))
     return found
 
 
 def gemv_as_reduce(node: Node, a: Node, b: Node) -> Node:
-    """`M @ v` (or `v @ M`) as sum(M * v, axis=k): one reduce kernel that computes M's
+    """`M @ v` (or `v @ M`) as sum(M * v, axis=k), `u @ v` as sum(u * v): one reduce kernel that computes M's
     elements as it sweeps them, instead of M written out and read back by BLAS gemv.
     Summed with the reduce kernels' order (vectorized partial sums): the result differs
     from BLAS's by rounding only; each product rounds as NumPy's own `M * v` would."""
     _, _, lc, rc = node.arg
+    if a.ndim == b.ndim == 1:                   # an inner product: sum(a * b)
+        return B.reduce(B.binary(Op.MUL, a, b), "sum", (0,))
     matrix, vector, axis = (a, b, lc[0]) if a.ndim == 2 else (b, a, rc[0])
     spread = B.broadcast(vector, matrix.shape, (axis,))
     return B.reduce(B.binary(Op.MUL, matrix, spread), "sum", (axis,))
@@ -160,8 +162,8 @@ def gemv_as_reduce(node: Node, a: Node, b: Node) -> Node:
 
 @register_pass("gemv-as-reduce")
 def gemv_as_reduce_pass(graph: Graph) -> Graph:
-    """Matrix-vector dots whose matrix is computed for them alone, as reduces that fuse
-    the matrix's computation (`computed_matrix_gemvs`)."""
+    """Matrix-vector dots whose matrix is computed for them alone, and inner products of
+    such a vector, as reduces that fuse its computation (`computed_matrix_gemvs`)."""
     targets = computed_matrix_gemvs(graph)
     if not targets:
         return graph

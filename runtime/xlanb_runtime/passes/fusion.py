@@ -504,6 +504,10 @@ class _Planner:
                                    "recomputed there")
         elif not is_loop_fusible(node):
             return Decision.no("")
+        elif node.op in EXPENSIVE and not direct and self._consumers_escape(kernel, node):
+            return Decision.no(f"not fused: {what} is read at other elements by values also "
+                               "computed in other kernels, so it is written once instead "
+                               "of recomputed in each")
         if node.op is Op.BROADCAST and is_scalar_constant(node.inputs[0]):
             return Decision.yes("")          # a splat: free to recompute, whoever else reads it
         outside = self._memory_readers(kernel, node)

@@ -90,14 +90,14 @@ DATA_DEPENDENT_HINTS: dict[Callable, str] = {
     np.compress: _MASK, np.where: _MASK, np.ndarray.nonzero: _MASK,
     np.unique: "Keep a mask of static shape: `s = np.sort(x)`, `first = np.concatenate(("
                "[True], s[1:] != s[:-1]))`, then `np.where(first, s, 0)` or `first.sum()`",
-    np.bincount: "Count into a length known when tracing: `(x[:, None] == np.arange(n))"
+    np.bincount: "Pass `minlength=` above every value (the counts' length under jit), or "
+                 "count into a length known when tracing: `(x[:, None] == np.arange(n))"
                  ".sum(0)`",
     np.intersect1d: _SET, np.union1d: _SET, np.setdiff1d: _SET, np.setxor1d: _SET,
     np.trim_zeros: "Slice with bounds known when tracing, or keep the zeros",
     np.roots: "Evaluate the polynomial with `np.polyval` where that is what you need",
     np.linalg.eig: "Use `np.linalg.eigh` for a symmetric or Hermitian matrix (a fixed dtype)",
     np.linalg.eigvals: "Use `np.linalg.eigvalsh` for a symmetric or Hermitian matrix",
-    np.linalg.lstsq: "Use `np.linalg.pinv(a) @ b` (the least-squares solution, fixed shape)",
     np.real_if_close: "Use `np.real(x)` where the values are known to be real",
 }
 for _name in ("unique_all", "unique_counts", "unique_inverse", "unique_values"):
@@ -193,7 +193,7 @@ SCALAR_RESULTS = frozenset(getattr(np, name) for name in (
     "trapezoid", "sinc", "nan_to_num", "angle", "take", "searchsorted", "digitize",
     "isclose", "fix") if hasattr(np, name)) | frozenset(
     (np.linalg.norm, np.linalg.det, np.linalg.slogdet, np.linalg.cond,
-     np.linalg.matrix_rank))
+     np.linalg.matrix_rank, np.linalg.lstsq))
 
 
 def mark_numpy_scalars(result, inputs) -> Any:

@@ -5,8 +5,9 @@ and cond run NumPy's own function inside the compiled program, so the results (t
 of eigenvectors, the order of singular values) are NumPy's; functions with several results
 return NumPy's named tuples (`EighResult`, `SVDResult`, ...).  matrix_power and multi_dot
 are matmul chains (fused `dot` kernels).  eig / eigvals (a dtype that depends on the
-values: real when every eigenvalue is) and lstsq (its residuals' length depends on the
-rank) are named errors under `jit` and run with NumPy under `must_compile=False`.  The
+values: real when every eigenvalue is) are named errors under `jit` and run with NumPy
+under `must_compile=False`.  lstsq compiles for a matrix of full rank (its residuals'
+length depends on the rank: of lower rank it raises when the program runs).  The
 np.linalg spellings of contractions (matmul, outer, tensordot, trace, diagonal,
 matrix_transpose, vecdot, cross) use the rules of linalg.py, and `norm` here takes the
 ords linalg.py's norm leaves (inf, 0, 1, p, matrix 1/inf/2/nuc: SVDs), with
@@ -20,6 +21,8 @@ from __future__ import annotations
 import operator
 
 import numpy as np
+
+from xlanb_runtime.ir import builder as B
 
 from ..tracer import Tracer
 from . import implements, unsupported, unsupported_option
@@ -38,7 +41,6 @@ data_dependent(np.linalg.eig, "the result's dtype depends on the values (real wh
                "eigenvalue is real, complex otherwise)")
 data_dependent(np.linalg.eigvals, "the result's dtype depends on the values (real when "
                "every eigenvalue is real, complex otherwise)")
-data_dependent(np.linalg.lstsq, "the residuals' length depends on the matrix's rank")
 
 
 def _matrix(a, square: bool = True):
@@ -129,6 +131,24 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 @implements_library(getattr(np.linalg, "svdvals", None))
 def svdvals(x, /):
     return call("np.linalg.svdvals", [_matrix(x, square=False)])
+
+
+@implements_library(np.linalg.lstsq)
+def lstsq(a, b, rcond=None):
+    """NumPy's (x, residuals, rank, s), for a matrix of full rank where it has more rows
+    than columns (residuals per column of b): of lower rank, NumPy's residuals are
+    empty, and the call raises at run time (`ir/library.py _lstsq`)."""
+    x, y = node_of(a), node_of(b)
+    for operand in (x, y):
+        if operand.ndim != 2 and (operand is x or operand.ndim != 1):
+            raise LinAlgError(f"{operand.ndim}-dimensional array given. Array must be "
+                              "two-dimensional")
+    if x.shape[0] != y.shape[0]:
+        raise LinAlgError("Incompatible dimensions")
+    _check_dtype(x)
+    params = {} if rcond is None else {"rcond": float(static_param(rcond, "rcond"))}
+    return tuple(call("np.linalg.lstsq", [x, y], where=B.current_location() or "?",
+                      **params))
 
 
 @implements_library(np.linalg.pinv)

@@ -140,13 +140,15 @@ def refuse_data_dependent(func: Callable, args: tuple, kwargs: dict, what: str,
     """A call of `func` whose result's shape depends on the values with these arguments
     (`np.histogram(x, bins='auto')`): `jit` raises DataDependentShapeError naming `what`,
     `must_compile=False` runs it with NumPy."""
-    from . import unsupported
+    from . import DATA_DEPENDENT_HINTS, unsupported
     stand_in = _SOMETIMES.get(func)
     if stand_in is None:                     # a function of its own in DATA_DEPENDENT
         def stand_in(*a, **k):
             return func(*a, **k)
         _SOMETIMES[func] = stand_in
         data_dependent(stand_in, detail)
+        if func in DATA_DEPENDENT_HINTS:
+            DATA_DEPENDENT_HINTS[stand_in] = DATA_DEPENDENT_HINTS[func]
     return unsupported(stand_in, args, kwargs, what)
 
 

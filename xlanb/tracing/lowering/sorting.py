@@ -8,7 +8,9 @@ included), NaNs sort last and complex values lexicographically, as eager NumPy d
 
 Static arguments (axis, kind, kth, method, bins when an int, range) are params of the call;
 array arguments (q, bins as edges, weights, sorter) are inputs.  Value-dependent shapes are
-named errors: `np.bincount` (its length is max(x) + 1) and `np.histogram(bins='auto')`.
+named errors: `np.bincount` without `minlength=` (its length is max(x) + 1) and
+`np.histogram(bins='auto')`.  `np.bincount(x, minlength=n)` is a `scatter-add` into n
+counts (fused), with run-time checks that every value is in [0, n).
 """
 from __future__ import annotations
 
@@ -20,12 +22,46 @@ from ...errors import UnsupportedNumPyFunctionError
 from xlanb_runtime.ir import builder as B
 
 from ..tracer import Tracer
-from . import fail, unsupported
-from .library import (axis_param, call, data_dependent, implements_library, node_of,
+from . import fail, implements, unsupported
+from .library import (axis_param, call, check_within, implements_library, node_of,
                       numpy_check, refuse_data_dependent, static_param, with_out)
+from .promote import to_node, wrap
 
-data_dependent(np.bincount, "the output's length is max(x) + 1, which depends on the "
-               "values (minlength= only sets a least length)")
+BINCOUNT_DETAIL = ("the output's length is max(x) + 1, which depends on the values; "
+                   "with minlength= above every value it is minlength")
+
+
+@implements(np.bincount)
+def bincount(x, weights=None, minlength=0):
+    """NumPy's counts (or sums of weights, in float64) of each value of x, where x's values
+    are known to stay below `minlength`: a run-time check raises where one does not (NumPy's
+    result would be longer), and NumPy's ValueError for a negative one."""
+    minlength = operator.index(static_param(minlength, "minlength"))
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    if minlength == 0:
+        return refuse_data_dependent(np.bincount, (x, weights), {"minlength": 0},
+                                     "np.bincount", BINCOUNT_DETAIL)
+    index, values = to_node(x), None if weights is None else to_node(weights)
+    numpy_check(np.bincount, np.zeros(1, index.dtype), minlength=1, weights=None
+                if values is None else np.zeros(1, values.dtype))    # NumPy's TypeErrors
+    if index.ndim != 1:
+        raise ValueError("object too deep for desired array" if index.ndim else
+                         "object of too small depth for desired array")
+    if values is not None and values.shape != index.shape:
+        raise ValueError("The weights and list don't have the same length.")
+    index = B.convert(index, np.int64) if index.dtype == np.bool_ else index
+    check_within(index, 0, None, "ValueError", "'list' argument must have no negative elements")
+    check_within(index, None, minlength - 1, "ValueError",
+                 f"np.bincount under jit: a value ({{value}}) is not below minlength="
+                 f"{minlength}, so NumPy's result would be longer than the {minlength} "
+                 "counts compiled for; pass a minlength above every value, or run it with "
+                 "`xlanb.jit(f, must_compile=False)`")
+    dtype = np.dtype(np.intp if values is None else np.float64)
+    values = B.broadcast(B.constant(np.ones((), dtype)), index.shape) if values is None \
+        else B.convert(values, dtype)
+    zeros = B.broadcast(B.constant(np.zeros((), dtype)), (minlength,))
+    return wrap(B.scatter_add(zeros, index, values, 0))
 
 
 def _no_order(order, what: str) -> None:

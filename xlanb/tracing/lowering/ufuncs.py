@@ -124,6 +124,36 @@ def _logaddexp(x, y):
     return B.select(B.binary(Op.EQ, x, y), B.binary(Op.ADD, x, _const(x, math.log(2))), out)
 
 
+LOG2E = 1.4426950408889634074         # NumPy's NPY_LOG2E
+
+
+def _logaddexp2(x, y):
+    """NumPy's npy_logaddexp2: max + log2(1 + 2**-|x - y|); equal inputs give x + 1."""
+    big = B.binary(Op.MAX, x, y)
+    diff = B.unary(Op.NEG, B.unary(Op.ABS, B.binary(Op.SUB, x, y)))
+    tail = B.binary(Op.MUL, B.unary(Op.LOG1P, B.unary(Op.EXP2, diff)), _const(x, LOG2E))
+    return B.select(B.binary(Op.EQ, x, y), B.binary(Op.ADD, x, _const(x, 1)),
+                    B.binary(Op.ADD, big, tail))
+
+
+def _signbit(x):
+    """The sign bit itself (-0.0 and -nan have it): the float's bits as a signed integer
+    below 0.  float16 comes in as float32 (exact, sign included)."""
+    bits = B.bitcast(x, np.dtype(f"i{x.dtype.itemsize}"))
+    return B.binary(Op.LT, bits, _const(bits, 0))
+
+
+def _copysign(x, y):
+    return B.select(B.binary(Op.NE, _signbit(x), _signbit(y)), B.unary(Op.NEG, x), x)
+
+
+def _heaviside(x, h):
+    """0 below 0, h at +-0, 1 above, NumPy's (positive) nan for a nan (npy_heaviside)."""
+    step = B.select(B.binary(Op.LT, x, _const(x, 0)), _const(x, 0),
+                    B.select(B.binary(Op.GT, x, _const(x, 0)), _const(x, 1), h))
+    return B.select(_isnan(x), _const(x, math.nan), step)
+
+
 def _hypot(x, y):
     """C's hypot, without sqrt(x*x + y*y)'s overflow and underflow (1e200 and 1e-200 parts):
     float32 in float64, where the squares fit; float64 scaled by a power of two (exact)
@@ -232,6 +262,10 @@ RULES = {
     np.fmin: _fmaxmin(Op.MIN),
     np.arctan2: _bin(Op.ATAN2),
     np.logaddexp: _logaddexp,
+    np.logaddexp2: _logaddexp2,
+    np.signbit: _signbit,
+    np.copysign: _copysign,
+    np.heaviside: _heaviside,
     np.hypot: _hypot,
     np.equal: _bin(Op.EQ),
     np.not_equal: _bin(Op.NE),

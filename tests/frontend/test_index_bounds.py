@@ -233,3 +233,22 @@ def test_ix_selects_numpys_submatrix():
     np.testing.assert_array_equal(got, want)
     with pytest.raises(DataDependentShapeError):
         xlanb.jit(lambda x, m: x[np.ix_(m, [0])], tiered=False)(x, np.arange(6) > 2)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint64])
+@pytest.mark.parametrize("where", [0, 7, -1])
+def test_large_index_arrays_are_checked_in_one_pass(dtype, where):
+    """From MIN_ELEMENTS indices both bounds come from one compiled min-max pass
+    (codegen/min_max.py): an offending value anywhere is found, NumPy's message names it."""
+    from xlanb_runtime.codegen.min_max import MIN_ELEMENTS, min_max
+    rng = np.random.default_rng(5)
+    low = -100 if np.dtype(dtype).kind == "i" else 0
+    idx = rng.integers(low, 100, MIN_ELEMENTS + 3).astype(dtype)
+    assert min_max(idx) == (idx.min(), idx.max())
+    x = np.arange(100.0)
+    f = xlanb.jit(getitem)
+    np.testing.assert_array_equal(f(x, idx), getitem(x, idx))
+    idx[where] = 117
+    assert min_max(idx) == (idx.min(), 117)
+    with pytest.raises(IndexError, match="index 117 is out of bounds for axis 0 with size 100"):
+        f(x, idx)

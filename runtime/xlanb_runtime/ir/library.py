@@ -375,20 +375,30 @@ _ERRORS = {"IndexError": IndexError, "ValueError": ValueError}
 
 def _check_range(params: dict) -> Callable:
     """`xlanb.check_range`: NumPy's error (`error`, `message` with the first offending
-    value as {value}) where a traced integer array has values outside [lower, upper] (None:
-    unbounded), and a u8 token.  Index bounds, negative integer exponents, coordinates
-    out of their dims.  NumPy's min and max (vectorized, and no kernel to compile for
-    them); the note names the user's line (`where`)."""
+    value as {value}; `upper_message`, if given, for a value above `upper`) where a traced
+    integer array has values outside [lower, upper] (None: unbounded), and a u8 token.  Index bounds, negative integer exponents, coordinates
+    out of their dims.  Both bounds from one compiled pass over a large array, else
+    NumPy's min and max (codegen/min_max.py: no kernel to compile for small ones); the
+    note names the user's line (`where`)."""
+    from ..codegen.min_max import min_max
     lower, upper = params["lower"], params["upper"]
     error, message, where = _ERRORS[params["error"]], params["message"], params["where"]
+    above = params.get("upper_message") or message      # a value past `upper`'s own
+
+    def leaves_bounds(values) -> bool:
+        if lower is not None and upper is not None:
+            low, high = min_max(values)
+            return low < lower or high > upper
+        return values.min() < lower if upper is None else values.max() > upper
 
     def call(values):
-        if values.size and (lower is not None and values.min() < lower or
-                            upper is not None and values.max() > upper):
-            outside = np.zeros(values.shape, bool) if lower is None else values < lower
+        if values.size and leaves_bounds(values):
+            offending = np.zeros(values.shape, bool) if lower is None else values < lower
             if upper is not None:
-                outside |= values > upper
-            failure = error(message.format(value=int(values[outside][0])))
+                offending |= values > upper
+            value = values[offending][0]
+            text = above if upper is not None and value > upper else message
+            failure = error(text.format(value=int(value)))
             failure.add_note(f"xlanb: at {where}; no argument was written")
             raise failure
         return np.zeros((), np.uint8)

@@ -64,9 +64,10 @@ def call(name: str, inputs: Sequence[Any], **params) -> Any:
 
 
 def check_within(node: Node, lower: int | None, upper: int | None, error: str,
-                 message: str) -> None:
+                 message: str, upper_message: str | None = None) -> None:
     """NumPy's `error` (an IndexError or ValueError with `message`, the offending value
-    as {value}) where an integer node's values leave [lower, upper] (None: unbounded), from
+    as {value}; `upper_message` where it is above `upper`, if given) where an integer
+    node's values leave [lower, upper] (None: unbounded), from
     a run-time check (`xlanb.check_range`, run before any kernel writes an argument,
     fusion.py).  None where its values are within by construction (an argmax, an iota, a
     clip: ir/value_range.py), or were checked already."""
@@ -79,10 +80,13 @@ def check_within(node: Node, lower: int | None, upper: int | None, error: str,
     if node.size == 0 or not (below or above) or key in context.checked_ranges:
         return
     context.checked_ranges.add(key)
+    messages = {"message": message if below or not upper_message else upper_message}
+    if below and above and upper_message:
+        messages["upper_message"] = upper_message
     context.checks.append(to_node(call("xlanb.check_range", [node],
                                        lower=lower if below else None,
                                        upper=upper if above else None, error=error,
-                                       message=message, where=B.current_location() or "?")))
+                                       where=B.current_location() or "?", **messages)))
 
 
 def numpy_check(fn: Callable, *args, **kwargs) -> None:

@@ -51,8 +51,8 @@ def bincount(x, weights=None, minlength=0):
     if values is not None and values.shape != index.shape:
         raise ValueError("The weights and list don't have the same length.")
     index = B.convert(index, np.int64) if index.dtype == np.bool_ else index
-    check_within(index, 0, None, "ValueError", "'list' argument must have no negative elements")
-    check_within(index, None, minlength - 1, "ValueError",
+    check_within(index, 0, minlength - 1, "ValueError",
+                 "'list' argument must have no negative elements",
                  f"np.bincount under jit: a value ({{value}}) is not below minlength="
                  f"{minlength}, so NumPy's result would be longer than the {minlength} "
                  "counts compiled for; pass a minlength above every value, or run it with "

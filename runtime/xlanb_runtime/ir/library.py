@@ -376,8 +376,9 @@ _ERRORS = {"IndexError": IndexError, "ValueError": ValueError}
 def _check_range(params: dict) -> Callable:
     """`xlanb.check_range`: NumPy's error (`error`, `message` with the first offending
     value as {value}; `upper_message`, if given, for a value above `upper`) where a traced
-    integer array has values outside [lower, upper] (None: unbounded), and a u8 token.  Index bounds, negative integer exponents, coordinates
-    out of their dims.  Both bounds from one compiled pass over a large array, else
+    integer array has values outside [lower, upper] (None: unbounded), and a u8 token.
+    Index bounds, negative integer exponents, coordinates out of their dims, bincount
+    values.  Both bounds from one compiled pass over a large array, else
     NumPy's min and max (codegen/min_max.py: no kernel to compile for small ones); the
     note names the user's line (`where`)."""
     from ..codegen.min_max import min_max

@@ -148,8 +148,9 @@ def computed_matrix_gemvs(graph: Graph) -> set[int]:
 
 
 def gemv_as_reduce(node: Node, a: Node, b: Node) -> Node:
-    """`M @ v` (or `v @ M`) as sum(M * v, axis=k), `u @ v` as sum(u * v): one reduce kernel that computes M's
-    elements as it sweeps them, instead of M written out and read back by BLAS gemv.
+    """`M @ v` (or `v @ M`) as sum(M * v, axis=k), `u @ v` as sum(u * v): one reduce
+    kernel that computes M's (or u's) elements as it sweeps them, instead of M written out
+    and read back by BLAS gemv (or dot).
     Summed with the reduce kernels' order (vectorized partial sums): the result differs
     from BLAS's by rounding only; each product rounds as NumPy's own `M * v` would."""
     _, _, lc, rc = node.arg

@@ -1,6 +1,7 @@
 """Convolution, interpolation, set membership and nan-statistics as library calls.
 
-np.convolve / correlate (but for a few taps) / interp / isin (but for a few test values) / nanvar / nanstd / nanargmax / nanargmin run
+np.convolve / correlate (but for up to MAX_FUSED_TAPS taps: fused shifted slices) / interp /
+isin (but for a few test values) / nanvar / nanstd / nanargmax / nanargmin run
 NumPy's own function inside the compiled program (ir/library.py), so dtypes, rounding and
 NumPy's run-time errors (nanargmax of an all-NaN slice) are NumPy's.  nansum / nanprod /
 nanmax / nanmin / nanmean are fused compositions (compositions.py).
@@ -40,7 +41,7 @@ def _correlation(name: str):
             numpy_check(getattr(np, name), np.ones(1), np.ones(1), mode=mode)
         if name == "convolve" and y.size > x.size:          # NumPy swaps them too
             x, y = y, x
-        if y.size <= FUSED_TAPS and y.size <= x.size and x.dtype.kind in "biuf" and \
+        if y.size <= MAX_FUSED_TAPS and y.size <= x.size and x.dtype.kind in "biuf" and \
                 y.dtype.kind in "biuf":
             return _taps(wrap(x), wrap(y)[::-1] if name == "convolve" else wrap(y), mode)
         return call(f"np.{name}", [x, y], mode=mode)
@@ -48,21 +49,30 @@ def _correlation(name: str):
 
 
 # Filter taps np.convolve / np.correlate sums as shifted slices, fused, at most: NumPy's
-# loop takes a dot product per output (a 5-tap moving average of 1e6 float64: 1.05 ms)
-FUSED_TAPS = 16
+# loop takes a dot product per output (a 5-tap moving average of 1e6 float64: 1.05 ms;
+# 31 taps, 1 thread: 12.7 ms against about 2.5 fused)
+MAX_FUSED_TAPS = 32
+# ... in chains of at most this many: a longer chain of alike steps is a loop to
+# passes/loop_reroll.py, whose rolled trips each make a pass over memory (31 taps of 1e6
+# in one chain: 26.5 ms)
+TAP_CHAIN = 16
 
 
 def _taps(x, taps, mode: str):
     """np.correlate(x, taps, mode) of real or integer values, len(taps) <= len(x): the
-    products summed in tap order (NumPy's dot per output), 'full' over x with len(taps) - 1
-    zeros each side, 'same' its middle len(x) values."""
+    products summed in tap order in chains of TAP_CHAIN (NumPy's dot per output sums them
+    in its own order), 'full' over x with len(taps) - 1 zeros each side, 'same' its
+    middle len(x) values."""
     m = taps.shape[0]
     if mode != "valid":
         x = np.concatenate([np.zeros(m - 1, x.dtype), x, np.zeros(m - 1, x.dtype)])
     n = x.shape[0] - m + 1
-    total = x[0:n] * taps[0]
-    for j in range(1, m):
-        total = total + x[j:j + n] * taps[j]
+    total = None
+    for first in range(0, m, TAP_CHAIN):
+        chain = x[first:first + n] * taps[first]
+        for j in range(first + 1, min(first + TAP_CHAIN, m)):
+            chain = chain + x[j:j + n] * taps[j]
+        total = chain if total is None else total + chain
     if mode == "same":
         start = (m - 1) // 2
         total = total[start:start + x.shape[0] - 2 * (m - 1)]

@@ -35,7 +35,7 @@ from .errors import AliasingError
 from .pytree import make_unflattener
 from .tracing import free_variables, trace
 from .tracing.boundary import (as_scalars, call_params, check_writeable, distinct_outputs,
-                               find_aliases, finish_call)
+                               find_aliases, finish_call, laid_out, output_relayouts)
 from .tracing.lowering.stride_tricks import flag_facts
 from .internal_errors import named_internal_errors
 from .tracing.tracer import current_context, flatten_args, has_tracer, trace_learning_statics
@@ -168,6 +168,8 @@ class Compiled:
             self._driver = self._numpy_tier_call
         else:
             self._driver = executable.driver
+        # outputs it may return in another memory layout than NumPy's (boundary.py)
+        self._relayout = output_relayouts(self.traced, executable)
 
     # -- tiers -------------------------------------------------------------------------
     @property
@@ -260,7 +262,7 @@ class Compiled:
         if self._pure:
             arrays = [leaves[i] for i in self.traced.param_leaves] \
                 if not self.traced.transposed_params else call_params(self.traced, leaves)
-            if self._single:
+            if self._single and not self._relayout:
                 out = self._driver(*arrays)[0]
                 return out[()] if self._single_suffix == "[()]" else \
                     out.item() if self._single_suffix else out
@@ -274,6 +276,8 @@ class Compiled:
         back into the caller's arrays (`params`, taken from `leaves`), then the caller's
         own objects where NumPy returns them (the call guard's too, mono_call.py)."""
         outs = finish_call(self.traced, params, leaves, list(outs))
+        if self._relayout:
+            laid_out(outs, self._relayout)
         return self._unflatten(outs[:self.traced.out_tree.num_leaves])
 
     def finish_pure(self, outs) -> object:
@@ -281,6 +285,8 @@ class Compiled:
         constants and scalars as NumPy returns them, in the output pytree (the call
         guard's too, mono_call.py)."""
         outs = distinct_outputs(list(outs), self.traced.out_tree.num_leaves)
+        if self._relayout:
+            laid_out(outs, self._relayout)
         for index, value in self.traced.const_outputs.items():
             outs[index] = value
         return self._unflatten(as_scalars(self.traced.scalar_outputs, outs))

@@ -88,6 +88,8 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     checks += [f"    {numbers[i]} = _asarray({names[i]})" for i in sorted(numbers)]
     checks += [f"    {transposed[i]} = {names[i]}.T" for i in sorted(transposed)]
     single = compiled._single and not numbers or pure and compiled._single_output
+    if compiled._relayout:          # an output may need NumPy's layout: FINISH lays it out
+        inline, single = None, False
     # FINISH's arguments before the outputs: the params and leaves finish_writes takes
     before = "" if pure else f"({', '.join(params)},), ({', '.join(names)},), "
     if views:

@@ -830,3 +830,36 @@ def test_a_returned_transpose_is_a_view_in_numpys_layout():
         assert_close(got, want)
         assert [k.kind for k in compiled.kernels] == ["loop", "library"]
         assert "is a view of its operand's buffer" in compiled.kernels[1].decisions[0]
+
+
+_RETURNED_LAYOUTS = {   # what the caller gets, laid out as NumPy lays it out
+    "ascontiguousarray of a computed transpose": lambda x: np.ascontiguousarray((x * 2).T),
+    "copy of a computed transpose": lambda x: (x * 2).T.copy(),
+    "np.array order C": lambda x: np.array((x + 1).T, order="C"),
+    "asfortranarray": lambda x: np.asfortranarray(x * 2),
+    "copy order F of a transpose": lambda x: (x * 2).T.copy(order="F"),
+    "K order of a transpose": lambda x: (x * 2).T + 1,
+    "3-D moved axes, contiguous": lambda x: np.ascontiguousarray(
+        np.moveaxis((x * 2).reshape(x.shape[0] // 2, 2, -1), 0, -1)),
+    "two outputs": lambda x: (np.ascontiguousarray((x - 1).T), (x - 1).T),
+}
+
+
+@pytest.mark.parametrize("name", list(_RETURNED_LAYOUTS))
+def test_returned_arrays_have_numpys_memory_layout(name):
+    """np.ascontiguousarray((x * 2).T) came back as a transposed view of the product
+    (F-ordered: C code handed it read it transposed, and `y.reshape(-1)` copied where
+    NumPy's is a view); np.asfortranarray(x * 2) came back C-ordered."""
+    fn = _RETURNED_LAYOUTS[name]
+    for x in (np.arange(24.0).reshape(6, 4), np.random.default_rng(8).random((40, 24))):
+        _assert_numpys_layouts(name, xlanb.jit(fn, tiered=False), fn, x)
+
+
+def _assert_numpys_layouts(name, jitted, fn, x):
+    for call in range(3):                  # the general path, then the call guard
+        got, want = jitted(x), fn(x)
+        got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+        for g, w in zip(got, want):
+            assert g.strides == w.strides, (name, call, g.strides, w.strides)
+            np.testing.assert_array_equal(g, w)
+            assert np.shares_memory(g.reshape(-1), g) == np.shares_memory(w.reshape(-1), w)

@@ -1,5 +1,6 @@
-"""Matrix-vector products whose matrix is computed for them alone (`alpha * A @ x`) become
-reduces that compute the matrix as they sweep it (passes/expand.py `gemv_as_reduce`):
+"""Matrix-vector products whose matrix is computed for them alone (`alpha * A @ x`), and
+inner products of a computed vector, become reduces that compute the matrix (vector) as
+they sweep it (passes/expand.py `gemv_as_reduce`):
 one kernel, no matrix written out; against NumPy, and left to BLAS where the matrix is an
 argument or is read elsewhere."""
 from __future__ import annotations
@@ -30,6 +31,10 @@ CASES = {
                                                                  _normal(30))),
     "non-finite entries": (lambda A, x: (A / A) @ x,
                            (np.where(RNG.random((20, 10)) < 0.1, 0.0, 1.0), _normal(10))),
+    "inner product of a rolled vector": (lambda x, y: np.dot(x, np.roll(y, 1)),
+                                         (_normal(30), _normal(30))),
+    "inner product, both computed": (lambda x, y: (x - 1.0) @ np.exp(y),
+                                     (_normal(25), _normal(25))),
 }
 
 
@@ -39,8 +44,8 @@ def test_computed_matrix_times_vector_is_one_reduce_and_matches_numpy(name):
     fn, args = CASES[name]
     jitted = xlanb.jit(fn)
     got, expected = jitted(*args), fn(*args)
-    matrix = next(a for a in args if np.ndim(a) == 2)
-    assert_close(got, expected, n=matrix.shape[1])
+    matrix = next((a for a in args if np.ndim(a) == 2), None)
+    assert_close(got, expected, n=args[0].size if matrix is None else matrix.shape[1])
     text = jitted.last_compiled.as_text()
     assert " dot(" not in text and "reduce(" in text
     kinds = [k.kind for k in jitted.last_compiled.kernels]

@@ -21,6 +21,12 @@ caller's world as NumPy would:
 * **Arguments returned.** Where the function returns an argument or a view of one, the
   caller gets that same object, or the same view of its memory (`Traced.arg_outputs`); an
   array returned twice, or with a view of it, comes back as one array and its view.
+* **Layouts out.** A returned array of two or more dims comes in NumPy's memory order
+  (`Traced.output_orders`: C for most; F from np.asfortranarray; K-order results of
+  transposed inputs), so that the caller's `y.reshape(-1)` is a view where NumPy's is and
+  C code handed `np.ascontiguousarray(y)` reads it in order.  Kernels write C order; a
+  program may return a transpose of a buffer as a view (`output_relayouts` names the
+  outputs to look at, `laid_out` copies one into NumPy's order where it differs).
 """
 from __future__ import annotations
 
@@ -29,12 +35,12 @@ from typing import Sequence
 
 import numpy as np
 
-from xlanb_runtime.ir import Node
+from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
 from ..errors import AliasingError, ReadOnlyArrayError
 from .datetimes.boundary import as_counts, as_time_outputs
-from .views import ViewStep, apply_steps, place_flat
+from .views import ViewStep, apply_steps, is_contiguous, place_flat
 
 
 @dataclass(frozen=True)
@@ -299,3 +305,40 @@ def as_scalars(scalar_outputs: dict, outs: list) -> list:
         if isinstance(value, np.ndarray):   # not the caller's own number, returned as is
             outs[index] = value.item() if kind == "python" else value[()]
     return outs
+
+
+# Ops whose value an executable may return as a view of another buffer, in its layout
+_VIEWS = frozenset({Op.TRANSPOSE, Op.SLICE, Op.RESHAPE, Op.BROADCAST})
+
+
+def output_relayouts(traced, executable) -> dict[int, tuple[int, ...]]:
+    """{output index: NumPy's axes order} for the outputs `executable` may return in
+    another memory layout: a view (a transpose of a buffer) or an order other than the C
+    order its kernels write.  `laid_out` checks those, and only those, per call."""
+    graph = getattr(executable, "optimized", None)
+    if graph is None or not traced.output_orders:
+        return {}
+    return {i: order for i, order in traced.output_orders.items()
+            if graph.outputs[i].op in _VIEWS or order != tuple(range(len(order)))}
+
+
+def laid_out(outs: list, relayouts: dict[int, tuple[int, ...]]) -> list:
+    """`outs` with each output of `relayouts` in NumPy's memory order (a copy where the
+    program's array lies otherwise)."""
+    for i, order in relayouts.items():
+        value = outs[i]
+        if isinstance(value, np.ndarray) and not _in_order(value, order):
+            ordered = np.empty([value.shape[d] for d in order], value.dtype)
+            ordered = ordered.transpose(np.argsort(order))
+            ordered[...] = value
+            outs[i] = ordered
+    return outs
+
+
+def _in_order(value: np.ndarray, order: tuple[int, ...]) -> bool:
+    if order == tuple(range(value.ndim)):
+        return value.flags.c_contiguous
+    itemsize = value.itemsize
+    if any(s % itemsize for s in value.strides):
+        return False
+    return is_contiguous(value.shape, [s // itemsize for s in value.strides], order)

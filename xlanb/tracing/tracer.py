@@ -36,7 +36,7 @@ from ..errors import (CompileError, ConcretizationError, TracerLeakError,
 from ..pytree import PyTreeDef, tree_flatten, tree_unflatten
 from .source import entry, user_location
 from .capture import capture_creation
-from .views import c_strides, read_through, write_through
+from .views import c_strides, is_contiguous, keep_order, read_through, write_through
 from .datetimes.boundary import is_time_leaf, split_outputs
 
 _ACTIVE: contextvars.ContextVar["TraceContext | None"] = contextvars.ContextVar(
@@ -657,6 +657,9 @@ class Traced:
     # params that take their Fortran-ordered leaf transposed (`leaf.T`, C-ordered, the
     # caller's memory), which the function sees transposed back (`transposed_argument`)
     transposed_params: frozenset = frozenset()
+    # output index -> the axes, outer to inner, of NumPy's contiguous layout of it (2-D
+    # and up: `memory_order`), which the caller gets (Compiled's relayout)
+    output_orders: dict = dataclasses.field(default_factory=dict)
 
     @property
     def is_pure(self) -> bool:
@@ -948,7 +951,7 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
         if drawn:                                  # a global `rng`: its numbers baked in
             context.drew_while_tracing(fn, drawn)
         out_leaves, out_tree = tree_flatten(result)
-        outputs, consts, arg_outputs = [], {}, {}
+        outputs, consts, arg_outputs, output_orders = [], {}, {}, {}
         from .lowering.masked import MaskedSelection
         out_leaves = [leaf.materialize("returning x[mask]")   # `return x[mask]`
                       if isinstance(leaf, MaskedSelection) else leaf for leaf in out_leaves]
@@ -973,6 +976,8 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
             outputs.append(_output_node(context, leaf, i))
             if not isinstance(leaf, Tracer):
                 consts[i] = leaf
+            elif (order := memory_order(leaf)) is not None:
+                output_orders[i] = order
         writebacks = []
         for p, root in arguments.writebacks():
             writebacks.append((p, len(outputs)))
@@ -993,7 +998,19 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
                   aliases.key if aliases else None, frozenset(context.scalar_leaves),
                   effects, frozenset(context.flag_leaves), frozenset(bytes_outputs),
                   scalar_outputs, dict(arguments.time_params), time_outputs,
-                  frozenset(arguments.transposed_params))
+                  frozenset(arguments.transposed_params), output_orders)
+
+
+def memory_order(leaf: Tracer) -> tuple[int, ...] | None:
+    """The axes, outer to inner, in which a returned array of two or more dims lies
+    contiguous in NumPy's memory (C order for most new arrays; as asked by
+    np.asfortranarray, `copy(order=)`, or order='K' of transposed inputs), or None where
+    NumPy's is not contiguous (a strided view of a temporary)."""
+    strides = leaf.elem_strides
+    if leaf.ndim < 2 or strides is None:
+        return None
+    order = keep_order(leaf.shape, [strides])
+    return order if is_contiguous(leaf.shape, strides, order) else None
 
 
 def transposed_argument(leaf) -> bool:

@@ -32,6 +32,7 @@ from .simplify import Rules, pat, rewrite, var
 
 LOWERING_PIPELINE = (
     "half-as-float32",    # float16 computed in float32, rounded per op (no f16 in kernels)
+    "dot-of-broadcast",   # operands broadcast along batch dims contract before the broadcast
     "expand-short-dots",  # dots over k <= 4 as fusible sums of products
     "gemv-as-reduce",     # an operand computed only for one gemv or inner product: a reduce
     "simplify",           # slices of constant weights become scalar splats

@@ -481,6 +481,26 @@ def test_a_write_back_guard_calls_its_kernels_compiled_entry_points():
     assert kernels and not any(isinstance(v, Dispatcher) for v in kernels)
 
 
+def test_a_pure_guard_calls_its_kernels_entry_points_for_aligned_arrays():
+    """As a write-back guard does, with one alignment flag per array argument: an
+    unaligned one misses, and the call still gives NumPy's values."""
+    from numba.core.dispatcher import Dispatcher
+
+    def axpby(a, x, b, y):
+        return a * x + b * y
+
+    jitted = _jit(axpby)
+    x, y = RNG.standard_normal(64), RNG.standard_normal(64)
+    for _ in range(2):
+        np.testing.assert_array_equal(jitted(1.5, x, -0.5, y), axpby(1.5, x, -0.5, y))
+    kernels = [v for k, v in jitted._mono.entry.__globals__.items() if k.startswith("_k")]
+    assert kernels and not any(isinstance(v, Dispatcher) for v in kernels)
+    odd = _unaligned(y)
+    assert jitted._mono((1.5, x, -0.5, odd)) is mono_call.MISS
+    np.testing.assert_allclose(jitted(1.5, x, -0.5, odd), axpby(1.5, x, -0.5, odd),
+                               rtol=1e-15, atol=1e-15)
+
+
 @pytest.mark.parametrize("which", ["written", "read"])
 def test_an_unaligned_argument_takes_the_general_path(which):
     """The entry points were compiled for aligned arrays: an argument off its alignment

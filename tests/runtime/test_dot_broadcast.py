@@ -33,6 +33,19 @@ def test_broadcast_batches_match_numpy(shapes, dtype):
             assert_close(g, w, n=a.shape[-1])
 
 
+def test_a_returned_product_is_numpys_broadcasting_matmul():
+    """Returned, its dims would change order (NumPy's result is C-ordered): NumPy's own
+    np.matmul on the operands before their broadcasts, its result as NumPy's."""
+    a, b = RNG.standard_normal((10, 1, 4, 5)), RNG.standard_normal((3, 5, 6))
+    compiled = xlanb.jit(lambda a, b: a @ b, tiered=False).lower(a, b).compile()
+    assert "np.matmul" in compiled.executable.driver_source or \
+        "library_call" in compiled.executable.driver_source
+    assert "broadcast" not in compiled.executable.driver_source
+    got = compiled(a, b)
+    np.testing.assert_array_equal(got, a @ b)                    # NumPy's call: its bits
+    assert got.flags.c_contiguous
+
+
 def test_no_broadcast_batch_is_written_out():
     a, b = RNG.standard_normal((10, 1, 4, 5)), RNG.standard_normal((3, 5, 6))
     compiled = xlanb.jit(lambda a, b: np.tanh(a @ b), tiered=False).lower(a, b).compile()

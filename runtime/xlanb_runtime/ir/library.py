@@ -682,6 +682,19 @@ def _convolve_types(fn):
     return results
 
 
+def _matmul_types(ins):
+    """np.matmul of two arrays of two or more dims, batch dims broadcast (size-1 ones
+    stretched: passes/dot_broadcast.py hands NumPy the operands before their broadcast)."""
+    a, b = ins
+    batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    return [(batch + (a.shape[-2], b.shape[-1]), numpy_dtypes(np.matmul, ins)[0])]
+
+
+register("np.matmul", _matmul_types,
+         lambda ins, **p: 2.0 * math.prod(_matmul_types(ins)[0][0]) * ins[0].shape[-1],
+         out=True)
+
+
 for _name in ("convolve", "correlate"):
     register(f"np.{_name}", _convolve_types(getattr(np, _name)),
              lambda ins, **p: 2.0 * ins[0].size * ins[1].size)

@@ -90,8 +90,8 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     checks += [f"    {numbers[i]} = _asarray({names[i]})" for i in sorted(numbers)]
     checks += [f"    {transposed[i]} = {names[i]}.T" for i in sorted(transposed)]
     single = compiled._single and not numbers or pure and compiled._single_output
-    if compiled._relayout:          # an output may need NumPy's layout: FINISH lays it out
-        inline, single = None, False
+    if compiled._relayout and inline is None:   # the driver's outputs go to FINISH,
+        single = False                          # which lays them out in NumPy's order
     if pure and inline is not None and not views:   # then its kernels' entry points
         checks += [line for name in arrays
                    for line in (f"    if not {name}.flags.aligned:", "        MISSED")]
@@ -368,9 +368,32 @@ def _inlined_driver(inline, params: list, suffix: str | None, compiled,
     lines = [f"    {line}" for line, p in zip(inline.prologue, params)
              if not p.flags.c_contiguous]
     lines.append(inline.body.rstrip("\n"))
+    outs = list(inline.outs)
+    lines += _laid_out_lines(outs, compiled._relayout, env)
     if suffix is None:      # effect tokens (random draws, checks) trail: nobody reads them
-        outs = inline.outs[:len(inline.outs) - compiled.traced.effects]
+        outs = tuple(outs[:len(outs) - compiled.traced.effects])
         lines += _several_outputs(outs, compiled, before, param_names, names, env)
     else:
-        lines.append(f"    return {inline.outs[0]}{suffix}")
+        lines.append(f"    return {outs[0]}{suffix}")
     return [line for line in lines if line]
+
+
+def _laid_out_lines(outs: list[str], relayouts: dict, env: dict | None) -> list[str]:
+    """Lines giving each output of `relayouts` NumPy's memory order (boundary.laid_out),
+    one flag tested where it is C or F order; `outs` then names the results."""
+    lines = []
+    for i, order in relayouts.items():
+        name = f"r{i}"
+        flag = "c_contiguous" if order == tuple(range(len(order))) else \
+            "f_contiguous" if order == tuple(reversed(range(len(order)))) else None
+        lines.append(f"    {name} = {outs[i]}")
+        if flag is not None:
+            lines += [f"    if not {name}.flags.{flag}:",
+                      f"        {name} = LAID_OUT([{name}], {{0: {order!r}}})[0]"]
+        else:
+            lines.append(f"    {name} = LAID_OUT([{name}], {{0: {order!r}}})[0]")
+        outs[i] = name
+    if lines and env is not None:
+        from .tracing.boundary import laid_out
+        env["LAID_OUT"] = laid_out
+    return lines

@@ -14,7 +14,8 @@ np.diff(np.signbit(x)) 0.90x (signbit a NumPy call), np.convolve with 31 taps 0.
 (NumPy's call; fused as one chain it rolled into a loop of 31 passes over memory, 0.47x),
 and np.bincount(x, minlength=) and np.linalg.lstsq refused as data-dependent.  After:
 2.76x over 46, the lowest four NumPy's own calls at 0.91-0.99x (np.correlate of 100 taps,
-searchsorted, argpartition, median)."""
+searchsorted, argpartition, median).  An EWMA loop that repeated batch 2's was replaced by
+a logistic map (`duplicates` found it), first run after those fixes."""
 from __future__ import annotations
 
 import numpy as np
@@ -70,12 +71,11 @@ def wave_2d(u, u_prev, c=0.1):
     return 2 * u - u_prev + c * lap
 
 
-def ewma_loop(x, alpha=0.1):
-    out = np.empty_like(x)
-    out[0] = x[0]
-    for t in range(1, x.shape[0]):
-        out[t] = alpha * x[t] + (1 - alpha) * out[t - 1]
-    return out
+def logistic_map(r, steps=40):
+    x = np.full_like(r, 0.5)
+    for _ in range(steps):
+        x = r * x * (1.0 - x)
+    return x
 
 
 # -- signal processing -------------------------------------------------------------------
@@ -305,7 +305,7 @@ KERNELS = [
     ("leapfrog springs 16 steps 1e5", leapfrog_springs, lambda: [nrm(100_000), nrm(100_000)]),
     ("n-body 256 one step", nbody_small, lambda: [nrm(256, 3), uni(256)]),
     ("wave 2-D step 512x512", wave_2d, lambda: [nrm(512, 512), nrm(512, 512)]),
-    ("EWMA Python loop 200", ewma_loop, lambda: [nrm(200)]),
+    ("logistic map 40 steps 1e5", logistic_map, lambda: [uni(100_000, lo=2.5, hi=4.0)]),
     ("convolve valid 1e6 * 31", convolve_valid, lambda: [nrm(N), nrm(31)]),
     ("convolve same 1e5 * 5", convolve_same, lambda: [nrm(100_000), nrm(5)]),
     ("sliding window max 1e5 w16", moving_window_max, lambda: [nrm(100_000)]),

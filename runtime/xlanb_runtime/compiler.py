@@ -224,7 +224,7 @@ def _compile_program(graph: Graph, target: str, options: CompileOptions,
         program_cache.store(key, driver, {
             id(dispatchers[name]): (cache.canonical_kernel(gen.source, gen.function),
                                     kernel_signature(gen))
-            for name, gen in generated.items() if gen.has_function})
+            for name, gen in generated.items() if gen.has_function}, executable.returned_views)
     return finish(executable, dumper, _dump, generated)
 
 

@@ -679,6 +679,16 @@ def instrument(source: str, record: str = "_timings[{name!r}].append(_perf() - _
     return "\n".join(lines) + "\n"
 
 
+# Ops whose value a program may return as a view of another buffer (a transpose of a
+# kernel's output, fusion.py), in that buffer's layout rather than C order
+RETURNED_VIEW_OPS = frozenset({Op.TRANSPOSE, Op.SLICE, Op.RESHAPE, Op.BROADCAST})
+
+
+def returned_views(optimized: Graph) -> frozenset[int]:
+    """Indices of the outputs a program of this optimized graph may return as views."""
+    return frozenset(i for i, o in enumerate(optimized.outputs) if o.op in RETURNED_VIEW_OPS)
+
+
 class Executable:
     """A compiled program: `run(flat_args)` plus everything the report shows about it."""
 
@@ -692,6 +702,8 @@ class Executable:
         # and a front end holding the user's function can run that with NumPy instead
         self.over_budget: str = ""
         self.inline: InlineDriver | None = None     # the driver's parts (build_driver)
+        # outputs it may return as views, in another layout than C (front end: boundary.py)
+        self.returned_views = returned_views(optimized)
 
     @property
     def timeline(self):

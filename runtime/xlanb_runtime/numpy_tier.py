@@ -34,7 +34,7 @@ import numpy as np
 
 from . import flags
 from .executable import (CompiledKernel, library_results_call, library_value_call,
-                         loop_runner)
+                         loop_runner, returned_views)
 from .ir import Graph, Op, print_graph
 from .ir.interpret import EVAL, _convert, is_token
 from .passes import OPTIMIZE_PIPELINE, PASSES, PassError
@@ -254,6 +254,7 @@ class NumpyTierExecutable:
 
     def __init__(self, graph: Graph, optimized: Graph, report: CompileReport):
         self.graph, self.optimized, self.report = graph, optimized, report
+        self.returned_views = returned_views(optimized)
         self.program = NumpyProgram(optimized)
         self.driver = self.program.driver
         note = "runs op by op with NumPy (the NumPy tier) until its kernels are compiled"

@@ -44,7 +44,7 @@ from .codegen import cache, program_kernels
 from .executable import Driver, Executable, InlineDriver, bound_check, make_driver
 from .ir import Graph
 
-_HEADER = b"xlanb-program 3\n"
+_HEADER = b"xlanb-program 4\n"
 # flags that change what a compile writes beside the kernels, or how it gets them, not the
 # kernels or the driver themselves
 _OUTPUT_ONLY_FLAGS = ("xla_dump_to", "xla_dump_hlo_as_text", "xla_dump_hlo_as_dot",
@@ -144,9 +144,11 @@ def remember(key: str) -> None:
 
 
 # -- records -------------------------------------------------------------------------------
-def store(key: str, driver: Driver, kernels: dict[int, tuple[str, tuple]]) -> None:
+def store(key: str, driver: Driver, kernels: dict[int, tuple[str, tuple]],
+          views: frozenset[int] = frozenset()) -> None:
     """Write `driver`'s record (`kernels`: id of each bound dispatcher -> (canonical source,
-    signature)); a driver binding anything else gets a marker only."""
+    signature); `views`: the outputs it returns as views, `Executable.returned_views`); a
+    driver binding anything else gets a marker only."""
     bindings, overloads, kept = {}, {}, set()
     for name, value in driver.env.items():
         if name in _PLAIN_NAMES:
@@ -175,6 +177,7 @@ def store(key: str, driver: Driver, kernels: dict[int, tuple[str, tuple]]) -> No
     payload = pickle.dumps({"source": driver.source, "bindings": bindings,
                             "block_bytes": driver.block_bytes, "views": driver.views,
                             "inline": parts, "overloads": overloads,
+                            "returned_views": tuple(sorted(views)),
                             "host": program_kernels.host()}, protocol=pickle.HIGHEST_PROTOCOL)
     cache.write_record(_path(key), _HEADER, payload)
 
@@ -186,7 +189,8 @@ def load(key: str) -> dict | None:
         return None
     try:
         record = pickle.loads(payload)
-        record["source"], record["bindings"], record["block_bytes"], record["views"]
+        record["source"], record["bindings"], record["block_bytes"], record["views"], \
+            record["returned_views"]
     except Exception:                  # noqa: BLE001 - any unreadable record is ignored
         return None
     return record
@@ -204,6 +208,7 @@ def executable_from(record: dict, graph: Graph, report, load_kernel: Callable,
     run = make_driver(graph.name, record["source"], env, record["block_bytes"],
                       record["views"])
     executable = CachedExecutable(graph, run, record["source"], report, materialize)
+    executable.returned_views = frozenset(record["returned_views"])
     parts = record.get("inline")
     if parts is not None:        # the call guard runs the kernel calls itself (mono_call)
         executable.inline = InlineDriver(*parts, env)

@@ -26,7 +26,9 @@ caller's world as NumPy would:
   transposed inputs), so that the caller's `y.reshape(-1)` is a view where NumPy's is and
   C code handed `np.ascontiguousarray(y)` reads it in order.  Kernels write C order; a
   program may return a transpose of a buffer as a view (`output_relayouts` names the
-  outputs to look at, `laid_out` copies one into NumPy's order where it differs).
+  outputs to look at from the executable's `returned_views`, which a program record
+  keeps: reading its optimized graph would compile a cached program again; `laid_out`
+  copies one into NumPy's order where it differs).
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from typing import Sequence
 
 import numpy as np
 
-from xlanb_runtime.ir import Node, Op
+from xlanb_runtime.ir import Node
 from xlanb_runtime.ir import builder as B
 
 from ..errors import AliasingError, ReadOnlyArrayError
@@ -307,19 +309,14 @@ def as_scalars(scalar_outputs: dict, outs: list) -> list:
     return outs
 
 
-# Ops whose value an executable may return as a view of another buffer, in its layout
-_VIEWS = frozenset({Op.TRANSPOSE, Op.SLICE, Op.RESHAPE, Op.BROADCAST})
-
-
 def output_relayouts(traced, executable) -> dict[int, tuple[int, ...]]:
     """{output index: NumPy's axes order} for the outputs `executable` may return in
-    another memory layout: a view (a transpose of a buffer) or an order other than the C
-    order its kernels write.  `laid_out` checks those, and only those, per call."""
-    graph = getattr(executable, "optimized", None)
-    if graph is None or not traced.output_orders:
-        return {}
+    another memory layout: a view (`returned_views`: a transpose of a buffer) or an order
+    other than the C order its kernels write; every output with an order where the
+    executable does not say.  `laid_out` checks those, and only those, per call."""
+    views = getattr(executable, "returned_views", None)
     return {i: order for i, order in traced.output_orders.items()
-            if graph.outputs[i].op in _VIEWS or order != tuple(range(len(order)))}
+            if views is None or i in views or order != tuple(range(len(order)))}
 
 
 def laid_out(outs: list, relayouts: dict[int, tuple[int, ...]]) -> list:

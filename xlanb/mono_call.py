@@ -347,8 +347,9 @@ def _written_back(outs: tuple[str, ...], compiled, before: str, listed: str,
             not all(out.isidentifier() for out in outs):
         return [f"    return FINISH({before}{listed})"]
     # two returned outputs the driver gave as one buffer: FINISH copies one (distinct_outputs)
-    computed = sorted({outs[i] for i in range(tree.num_leaves)
-                       if i not in traced.arg_outputs})
+    computed = [outs[i] for i in range(tree.num_leaves) if i not in traced.arg_outputs]
+    if len(set(computed)) < len(computed):
+        return [f"    return FINISH({before}{listed})"]
     lines = [f"    if not ({_distinct(computed)}):",
              f"        return FINISH({before}{listed})"] if len(computed) > 1 else []
     sources = [outs[o] for _, o in traced.writebacks]

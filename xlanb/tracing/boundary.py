@@ -21,9 +21,10 @@ caller's world as NumPy would:
 * **Arguments returned.** Where the function returns an argument or a view of one, the
   caller gets that same object, or the same view of its memory (`Traced.arg_outputs`); an
   array returned twice, or with a view of it, comes back as one array and its view.
-* **Layouts out.** A returned array of two or more dims comes in NumPy's memory order
-  (`Traced.output_orders`: C for most; F from np.asfortranarray; K-order results of
-  transposed inputs), so that the caller's `y.reshape(-1)` is a view where NumPy's is and
+* **Layouts out.** A returned array of two or more dims comes in NumPy's memory order as
+  the trace models it (`Traced.output_orders`: as np.ascontiguousarray, np.asfortranarray
+  or `copy(order=)` ask; K-order results of ufuncs on transposed inputs; C for the rest:
+  reductions, matmul), so that the caller's `y.reshape(-1)` is a view where NumPy's is and
   C code handed `np.ascontiguousarray(y)` reads it in order.  Kernels write C order; a
   program may return a transpose of a buffer as a view (`output_relayouts` names the
   outputs to look at from the executable's `returned_views`, which a program record

@@ -658,7 +658,7 @@ class Traced:
     # caller's memory), which the function sees transposed back (`transposed_argument`)
     transposed_params: frozenset = frozenset()
     # output index -> the axes, outer to inner, of NumPy's contiguous layout of it (2-D
-    # and up: `memory_order`), which the caller gets (Compiled's relayout)
+    # and up: `memory_order`), which the caller gets (boundary.py)
     output_orders: dict = dataclasses.field(default_factory=dict)
 
     @property
@@ -1003,8 +1003,9 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
 
 def memory_order(leaf: Tracer) -> tuple[int, ...] | None:
     """The axes, outer to inner, in which a returned array of two or more dims lies
-    contiguous in NumPy's memory (C order for most new arrays; as asked by
-    np.asfortranarray, `copy(order=)`, or order='K' of transposed inputs), or None where
+    contiguous in NumPy's memory, as the trace models it (`layout.with_order`: as asked by
+    np.ascontiguousarray, np.asfortranarray, `copy(order=)`, order='K' of ufuncs on
+    transposed inputs; C order for other new arrays: reductions, matmul), or None where
     NumPy's is not contiguous (a strided view of a temporary)."""
     strides = leaf.elem_strides
     if leaf.ndim < 2 or strides is None:

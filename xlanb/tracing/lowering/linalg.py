@@ -15,6 +15,7 @@ from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
 from ...errors import ShapeMismatchError
+from ..layout import with_order
 from . import fail, implements, unsupported, unsupported_option
 from .promote import broadcast_shapes, normalize_axes, result_type, to_node, wrap
 from .reductions import abs_squared
@@ -32,7 +33,12 @@ def _mismatch(x: Node, y: Node, what: str):
 
 
 def matmul(a, b):
-    """`a @ b` with NumPy's 1-D promotion and batch broadcasting."""
+    """`a @ b` with NumPy's 1-D promotion and batch broadcasting, C-ordered as NumPy's
+    (whatever the operands' layouts; the program may compute a transpose of it)."""
+    return with_order(_matmul(a, b), "C")
+
+
+def _matmul(a, b):
     x, y = _operands(a, b)
     if x.ndim == 0 or y.ndim == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions (a 0-d "

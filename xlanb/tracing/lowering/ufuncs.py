@@ -17,6 +17,7 @@ from xlanb_runtime.ir import builder as B
 
 from ...errors import DTypeError, UnsupportedNumPyFunctionError
 from ..layout import with_order
+from ..tracer import Tracer
 from . import fail, implements, inplace, unsupported, unsupported_option
 from .promote import (is_operand, mark_weak, operands, promotion_type, result_type, scalar,
                       shape_of, to_node, wrap)
@@ -415,15 +416,19 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
 def round_(a, decimals=0, out=None):
     if out is not None:
         return inplace.assign(inplace.destination(out, "np.round"), round_(a, decimals))
+    return with_order(_round(a, decimals), "K", (a,))     # NumPy's ufunc order
+
+
+def _round(a, decimals):
     x = to_node(a)
     if x.dtype.kind == "c":              # NumPy rounds each part as a float
-        parts = [to_node(round_(wrap(B.unary(op, x)), decimals)) for op in (Op.REAL, Op.IMAG)]
+        parts = [to_node(_round(wrap(B.unary(op, x)), decimals)) for op in (Op.REAL, Op.IMAG)]
         return wrap(B.binary(Op.COMPLEX, *parts))
     if x.dtype.kind not in "fc":
         if decimals >= 0:
             return wrap(x)
         # NumPy's: in float64, rint(x / 10**-decimals) * 10**-decimals, cast back
-        rounded = to_node(round_(wrap(B.convert(x, np.float64)), decimals))
+        rounded = to_node(_round(wrap(B.convert(x, np.float64)), decimals))
         return wrap(B.convert(rounded, x.dtype))
     if decimals == 0:
         return wrap(B.unary(Op.ROUND, x))
@@ -470,7 +475,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     info = np.finfo(node.dtype)
     high = info.max if posinf is None else posinf
     low = info.min if neginf is None else neginf
-    value = wrap(node)
+    value = x if isinstance(x, Tracer) else wrap(node)     # keeps x's layout (order='K')
     out = np.where(np.isnan(value), nan, value)
     out = np.where(out == np.inf, high, out)
     return np.where(out == -np.inf, low, out).astype(node.dtype)

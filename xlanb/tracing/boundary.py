@@ -326,11 +326,20 @@ def laid_out(outs: list, relayouts: dict[int, tuple[int, ...]]) -> list:
     for i, order in relayouts.items():
         value = outs[i]
         if isinstance(value, np.ndarray) and not _in_order(value, order):
-            ordered = np.empty([value.shape[d] for d in order], value.dtype)
-            ordered = ordered.transpose(np.argsort(order))
-            ordered[...] = value
-            outs[i] = ordered
+            outs[i] = _copy_in_order(value, order)
     return outs
+
+
+def _copy_in_order(value: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
+    if order == tuple(range(value.ndim)):         # a transposed matrix: a tiled copy
+        from xlanb_runtime.codegen.transpose import c_ordered
+        return c_ordered(value)
+    if order == tuple(reversed(range(value.ndim))):
+        return np.asfortranarray(value)
+    ordered = np.empty([value.shape[d] for d in order], value.dtype)
+    ordered = ordered.transpose(np.argsort(order))
+    ordered[...] = value
+    return ordered
 
 
 def _in_order(value: np.ndarray, order: tuple[int, ...]) -> bool:

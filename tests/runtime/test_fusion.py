@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import xlanb_runtime as runtime
+from xlanb_runtime import flags
 from xlanb_runtime.ir import interpret, parse_graph
 from xlanb_runtime.passes.fusion import plan_fusion
 from tolerance import assert_close, graph_scale
@@ -477,29 +478,37 @@ module m
 
 NARROW_DOT = """
 module m
-  %0 = parameter(), arg=0 : {t}[70,96]
+  %0 = parameter(), arg=0 : {t}[{m},96]
   %1 = parameter(), arg=1 : {t}[{w}]
   %2 = parameter(), arg=2 : {t}[5]
-  %3 = dot(%0, %1), arg=((), (), (1,), ({c},)) : {t}[70,5]
-  %4 = broadcast(%2), arg=(1,) : {t}[70,5]
-  %5 = add(%3, %4) : {t}[70,5]
-  %6 = negate(%5) : {t}[70,5]
+  %3 = dot(%0, %1), arg=((), (), (1,), ({c},)) : {t}[{m},5]
+  %4 = broadcast(%2), arg=(1,) : {t}[{m},5]
+  %5 = add(%3, %4) : {t}[{m},5]
+  %6 = negate(%5) : {t}[{m},5]
   return (%3, %6)
 """
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 @pytest.mark.parametrize("rhs_transposed", [False, True])
-def test_narrow_dot_is_generated_with_its_epilogue(dtype, rhs_transposed):
+@pytest.mark.parametrize("rows", [70, 71])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_narrow_dot_is_generated_with_its_epilogue(dtype, rhs_transposed, rows, threads):
     """A dot with a few output columns is one generated loop (no BLAS call), reading the
-    rhs as rows: as it is when the dot reads it transposed, else from a transposed copy."""
+    rhs as rows: as it is when the dot reads it transposed, else from a transposed copy.
+    Rows go in pairs (the last one alone when their count is odd), also split over
+    threads."""
     text = NARROW_DOT.format(t=dtype, w="5,96" if rhs_transposed else "96,5",
-                             c=1 if rhs_transposed else 0)
+                             c=1 if rhs_transposed else 0, m=rows)
     graph = parse_graph(text)
     args = random_args(graph, np.random.default_rng(4))
-    executable = runtime.compile(graph)
+    with flags.overriding(xla_cpu_threads=threads, xla_cpu_parallel_min_elements=1):
+        executable = runtime.compile(graph)
     assert "np.matmul" not in executable.driver_source
     assert (".T)" in executable.driver_source) != rhs_transposed      # the copy
+    source = executable.kernels[0].source
+    assert ("numba.prange" in source) == (threads == 2)
+    assert "i0b" in source                # 2 * 5 accumulators fit in any x86-64's registers
     for got, want in zip(executable.run(args), interpret(graph, args)):
         assert_close(got, want, n=96, scale=graph_scale(graph, args))
 
@@ -673,7 +682,6 @@ def test_a_row_value_only_later_stages_read_stays_one_row(name, text, threads):
     """row_fusion.keep_rows_local: a whole-row value read only by the row kernel's later
     stages is no output of the kernel (no buffer the size of the input is written); the
     generated code keeps the row it is on, one buffer per row under a prange."""
-    from xlanb_runtime import flags
     graph = parse_graph(text)
     args = random_args(graph, np.random.default_rng(3))
     with flags.overriding(xla_cpu_threads=threads, xla_cpu_parallel_min_elements=1):

@@ -261,6 +261,26 @@ def test_scan_variants_and_accumulate():
         xlanb.jit(lambda x: np.add.accumulate(x))(np.asarray(1.0))
 
 
+def test_reduceat():
+    """ufunc.reduceat: NumPy's call, indices from an argument or a constant, any axis;
+    indices outside the axis raise NumPy's IndexError before any kernel writes."""
+    x = data("float64", (6, 8), nan=False)
+    idx = np.array([0, 3, 3, 1, 7])
+    check(lambda x, i: (np.add.reduceat(x[0], i), np.maximum.reduceat(x, i, axis=1),
+                        np.multiply.reduceat(x, i[:3] % 6), np.add.reduceat(x[1], [0, 4]),
+                        np.add.reduceat((x * 10).astype(np.int8), i, axis=-1),
+                        np.add.reduceat(x[2], i, dtype=np.float32)), x, idx, exact=False)
+    fn = xlanb.jit(lambda x, i, y: (y.__iadd__(1), np.add.reduceat(x, i))[1])
+    y = np.zeros(3)
+    for bad in ([0, 8], [-1, 2]):
+        with pytest.raises(IndexError, match=f"index {bad[0] or bad[1]} out-of-bounds in "
+                           r"add.reduceat \[0, 8\)"):
+            fn(x[0], np.array(bad), y)
+    np.testing.assert_array_equal(y, 0.0)               # checked before any write
+    with pytest.raises(UnsupportedNumPyFunctionError, match="1-D integer"):
+        xlanb.jit(lambda x: np.add.reduceat(x, np.array([0.0, 2.0])))(x[0])
+
+
 # -- linear algebra -----------------------------------------------------------------------
 
 def matrices(dtype, shape, seed=0):

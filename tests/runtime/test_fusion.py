@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+import xlanb
 import xlanb_runtime as runtime
 from xlanb_runtime import flags
 from xlanb_runtime.ir import interpret, parse_graph
@@ -343,6 +344,29 @@ module m
     assert len(plan.kernels) == 2
     reasons = " ".join(d for k in plan.kernels for d in k.decisions)
     assert "exponential (8) would be recomputed 16x" in reasons
+
+
+def test_an_unrolled_recurrence_is_not_recomputed_back_to_its_first_step():
+    """`r = r - s_k * q_k` unrolled by a Python loop, each step's r read by two kernels
+    (the next sum s and the next step): recomputing r_k in each kernel read all earlier
+    steps' q_j and s_j (conjugate gradient's 10 iterations: kernels of 30 arguments, the
+    reads growing with the square of the steps).  Cheap ops are recomputed only while
+    that reads at most MAX_RECOMPUTE_READS arrays; past that, written once."""
+    from xlanb_runtime.passes.fusion import MAX_RECOMPUTE_READS
+
+    def recurrence(r, q):
+        for k in range(12):
+            s = (r * r).sum()
+            r = r - (s / 3000.0) * np.roll(q, k)
+        return r, s
+    r, q = np.random.default_rng(0).standard_normal((2, 300))
+    jitted = xlanb.jit(recurrence, tiered=False)
+    for got, want in zip(jitted(r, q), recurrence(r, q)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10 * np.abs(want).max())
+    plan = jitted.lower(r, q).compile().executable.plan
+    widest = max(len(k.inputs) for k in plan.kernels)
+    assert widest <= MAX_RECOMPUTE_READS + 2, widest          # was 14, growing per step
+    assert any("a recurrence unrolled" in d for k in plan.kernels for d in k.decisions)
 
 
 def test_fused_decision_reports_saved_bytes():

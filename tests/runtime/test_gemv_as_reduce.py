@@ -1,7 +1,7 @@
 """Matrix-vector products whose matrix is computed for them alone (`alpha * A @ x`), and
-inner products of a computed vector, become reduces that compute the matrix (vector) as
-they sweep it (passes/expand.py `gemv_as_reduce`):
-one kernel, no matrix written out; against NumPy, and left to BLAS where the matrix is an
+inner products of a computed vector (also one other kernels read), become reduces that
+compute the matrix (vector) as they sweep it (passes/expand.py `gemv_as_reduce`): one
+kernel, no matrix written out; against NumPy, and left to BLAS where the matrix is an
 argument or is read elsewhere."""
 from __future__ import annotations
 
@@ -66,3 +66,21 @@ def test_argument_matrices_and_shared_ones_stay_blas_dots():
                         else expected):
             assert_close(g, e, n=20)
         assert " dot(" in jitted.last_compiled.as_text()
+
+
+def test_chained_inner_products_of_shared_vectors_all_become_reduces():
+    """Inner products of a vector other kernels read too (`r @ r` beside `r - alpha *
+    Ap`), one after another: each is a reduce, also those after the first rewritten (the
+    pass once matched only the first, later dots being new nodes)."""
+    def steps(r, q):
+        r = r - q
+        for _ in range(3):
+            s = r @ r
+            r = r - (s / 100.0) * q
+        return r, s
+    r, q = _normal(200), _normal(200)
+    jitted = xlanb.jit(steps)
+    for got, expected in zip(jitted(r, q), steps(r, q)):
+        assert_close(got, expected, n=200 * 3)
+    kinds = [k.kind for k in jitted.last_compiled.kernels]
+    assert "dot" not in kinds and kinds.count("reduce") >= 3, kinds

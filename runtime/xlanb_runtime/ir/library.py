@@ -58,8 +58,8 @@ class LibraryFunction:
         params = dict(params)
         keyword = tuple(params.pop("keyword_arrays", ()))
         function = self.function
-        if self.name == "np.ufunc.accumulate":
-            function = getattr(np, params.pop("ufunc")).accumulate
+        if self.name in ("np.ufunc.accumulate", "np.ufunc.reduceat"):
+            function = getattr(getattr(np, params.pop("ufunc")), self.name.rsplit(".", 1)[1])
         elif self.name == "np.ufunc.__call__":
             function = getattr(np, params.pop("ufunc"))
         if not keyword:                  # a partial: no Python frame per call
@@ -474,6 +474,18 @@ def _accumulate_types(ins, ufunc, axis=0, dtype=None):
 
 
 register("np.ufunc.accumulate", _accumulate_types, out=True)
+
+
+def _reduceat_types(ins, ufunc, axis=0, dtype=None):
+    x, indices = ins
+    out, = numpy_dtypes(lambda v, i: getattr(np, ufunc).reduceat(v, i * 0, axis=axis,
+                                                                   dtype=dtype), ins)
+    shape = list(x.shape)
+    shape[_axis(axis, x.ndim)] = indices.shape[0]
+    return [(tuple(shape), out)]
+
+
+register("np.ufunc.reduceat", _reduceat_types, out=True)
 
 
 # -- linear algebra ----------------------------------------------------------------------------

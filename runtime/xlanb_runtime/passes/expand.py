@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph, Node
+from ..ir.graph import rebuild, with_inputs
 from ..ir import builder as B
 from ..ir.ops import Op
 from .pipeline import register_pass
@@ -34,7 +35,7 @@ LOWERING_PIPELINE = (
     "half-as-float32",    # float16 computed in float32, rounded per op (no f16 in kernels)
     "dot-of-broadcast",   # operands broadcast along batch dims contract before the broadcast
     "expand-short-dots",  # dots over k <= 4 as fusible sums of products
-    "gemv-as-reduce",     # an operand computed only for one gemv or inner product: a reduce
+    "gemv-as-reduce",     # inner products, and gemvs of a matrix computed for them: reduces
     "simplify",           # slices of constant weights become scalar splats
     "cse",                # the expanded slices of one operand are shared
 )
@@ -120,12 +121,21 @@ def expand_short_dots(graph: Graph) -> Graph:
     return rewrite(graph, EXPAND_RULES)
 
 
+def _computed(operand: Node) -> bool:
+    """Computed elementwise: a kernel could compute it as a reduce sweeps it."""
+    from .fusion import is_loop_fusible        # fusion imports the pipeline: import late
+    return operand.op not in (Op.PARAMETER, Op.CONSTANT, Op.BROADCAST, Op.TRANSPOSE) and \
+        is_loop_fusible(operand)
+
+
 def computed_matrix_gemvs(graph: Graph) -> set[int]:
     """ids of the matrix-vector dots whose matrix is computed elementwise for that dot
-    alone (`alpha * A @ x`, `np.exp(S) @ v`), and of the inner products of two vectors
-    one of which is (`np.dot(x, np.roll(y, 1))`): written out, the operand costs a write
-    and a read of its whole size, more than the product itself reads."""
-    from .fusion import is_loop_fusible        # fusion imports the pipeline: import late
+    alone (`alpha * A @ x`, `np.exp(S) @ v`): written out, the operand costs a write and
+    a read of its whole size, more than the product itself reads.  And of every float
+    inner product of a computed vector: as a reduce it fuses with the kernel computing it
+    (`np.dot(x, np.roll(y, 1))`, `r @ r` beside `r = r - alpha * Ap`), where BLAS's dot
+    is one more call and, on a (1, n) @ (n, 1) view, a GEMM's set-up (conjugate
+    gradient on 500: three calls per iteration)."""
     users: dict[int, int] = {}
     for node in graph.nodes:
         for inp in node.inputs:
@@ -140,10 +150,12 @@ def computed_matrix_gemvs(graph: Graph) -> set[int]:
         if lb or rb or sorted((a.ndim, b.ndim)) not in ([1, 2], [1, 1]) or \
                 a.shape[lc[0]] <= SHORT_CONTRACTION:
             continue
-        computed = [a if a.ndim == 2 else b] if a.ndim != b.ndim else [a, b]
-        if any(operand.op not in (Op.PARAMETER, Op.CONSTANT, Op.BROADCAST, Op.TRANSPOSE)
-               and is_loop_fusible(operand) and users.get(id(operand)) == 1 and
-               id(operand) not in outputs for operand in computed):
+        if a.ndim == b.ndim:                    # an inner product
+            if _computed(a) or _computed(b):
+                found.add(id(node))
+            continue
+        operand = a if a.ndim == 2 else b
+        if _computed(operand) and users.get(id(operand)) == 1 and id(operand) not in outputs:
             found.add(id(node))
     return found
 
@@ -170,6 +182,8 @@ def gemv_as_reduce_pass(graph: Graph) -> Graph:
     if not targets:
         return graph
 
-    def rewrite_target(node: Node, a: Node, b: Node) -> Node | None:
-        return gemv_as_reduce(node, a, b) if id(node) in targets else None
-    return rewrite(graph, Rules([(pat(Op.DOT, var("a"), var("b")), rewrite_target)]))
+    def rewrite_target(node: Node, inputs) -> Node:
+        # the targets are nodes of `graph`: a dot after a rewritten one is a new node
+        new = with_inputs(node, inputs)
+        return gemv_as_reduce(new, *new.inputs) if id(node) in targets else new
+    return rebuild(graph, rewrite_target)

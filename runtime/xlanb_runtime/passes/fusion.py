@@ -164,6 +164,10 @@ def squeezed(shape) -> tuple[int, ...]:
 # faster than its size (an unrolled 100-step recurrence fused into one 500-op kernel took
 # 12 s, 500 steps 380 s).  XLA bounds its fusions' size for the same reason.
 MAX_KERNEL_OPS = 200
+# Arrays a cheap op read by other kernels too may read to be recomputed in each of them
+# (else it is written once), and the nodes of its cone looked at to count them.
+MAX_RECOMPUTE_READS = 8
+RECOMPUTE_CONE_NODES = 256
 # A complex op generates several real statements (a product: 4 multiplies and 2 adds, `abs`
 # a hypot): 60 steps of `z = z**2 + c` on complex values made one kernel that Numba
 # compiled for over 100 s.
@@ -459,6 +463,31 @@ class _Planner:
                 readers.append(user)
         return readers
 
+    def _recompute_reads(self, node: Node) -> int:
+        """How many arrays recomputing `node` reads (up to MAX_RECOMPUTE_READS + 1): the
+        leaves of its cone of cheap fusible ops that no planned kernel writes, computed
+        scalars included (each one more argument of every kernel recomputing it).  In a
+        recurrence a Python loop unrolled (`r = r - alpha * Ap` in conjugate gradient) the
+        cone of step k reaches back to step 0: recomputed in every later step's kernel, the
+        reads grow with the square of the steps."""
+        leaves: set[int] = set()
+        seen: set[int] = set()
+        stack = list(node.inputs)
+        while stack and len(leaves) <= MAX_RECOMPUTE_READS:
+            current = stack.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            if len(seen) > RECOMPUTE_CONE_NODES:
+                return MAX_RECOMPUTE_READS + 1
+            if current.op in (Op.PARAMETER, Op.CONSTANT) or id(current) in self.producer or \
+                    current.op in EXPENSIVE or not is_loop_fusible(current):
+                if not is_scalar_constant(current):     # literals are compiled in
+                    leaves.add(id(current))
+            else:
+                stack.extend(current.inputs)
+        return len(leaves)
+
     def _can_fuse(self, kernel: Kernel, node: Node, placement) -> Decision:
         what = f"{node.op.value} ({_where(node)})"
         if not self.enable:
@@ -541,6 +570,16 @@ class _Planner:
             return Decision.yes(f"fused {what} as an extra output "
                                 f"({_users(n_outside)} outside)", extra_output=True)
         if node.op not in EXPENSIVE and is_loop_fusible(node):
+            reads = self._recompute_reads(node)
+            if reads > MAX_RECOMPUTE_READS and direct and later and kernel.kind != "scatter":
+                return Decision.yes(f"fused {what} as an extra output ({_users(n_outside)} "
+                                    f"outside): recomputed there, it would read {reads} "
+                                    "arrays or more (a recurrence unrolled by a Python "
+                                    "loop)", extra_output=True)
+            if reads > MAX_RECOMPUTE_READS:
+                return Decision.no(f"not fused: {what} has {_users(n_outside)} outside this "
+                                   f"kernel, and recomputing it reads {reads} arrays or more "
+                                   "(a recurrence unrolled by a Python loop): written once")
             return Decision.yes("")          # cheap: recomputed where it is used, as XLA does
         return Decision.no(f"not fused: {what} has {_users(n_outside)} outside this kernel; "
                            f"fusing would compute it twice")

@@ -114,8 +114,10 @@ def static_param(value, what: str):
     if isinstance(value, Tracer) or (isinstance(value, (tuple, list)) and
                                      any(isinstance(v, Tracer) for v in value)):
         from . import unsupported_option
-        raise unsupported_option(what, what, f"pass `{what}` as a Python value, or run "
-                                 "with `xlanb.jit(f, must_compile=False)`")
+        raise unsupported_option(what, what, f"pass `{what}` as a Python value (an "
+                                 "argument it comes from can be static: "
+                                 "`xlanb.jit(f, static_argnums=...)`), or run with "
+                                 "`xlanb.jit(f, must_compile=False)`")
     if isinstance(value, np.ndarray):
         value = value.tolist()
     return value

@@ -24,7 +24,7 @@ from xlanb_runtime.ir import builder as B
 
 from ..tracer import Tracer
 from . import implements, unsupported
-from .library import axis_param, call, node_of, numpy_check, with_out
+from .library import axis_param, call, check_within, node_of, numpy_check, with_out
 from .promote import scalar, wrap
 
 _KINDS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
@@ -145,6 +145,31 @@ def accumulate(ufunc: np.ufunc, array, axis=0, dtype=None, out=None):
     dtype = None if dtype is None else np.dtype(dtype).name
     result = call("np.ufunc.accumulate", [x], ufunc=ufunc.__name__, axis=axis, dtype=dtype)
     return with_out(out, result, what)
+
+
+def reduceat(ufunc: np.ufunc, array, indices, axis=0, dtype=None, out=None):
+    """`ufunc.reduceat` of a binary ufunc along one axis: NumPy's own call (a library
+    call; its result has one element per index, a static shape), after a run-time check
+    of the indices against the axis (NumPy's IndexError, before any kernel writes)."""
+    what = f"np.{ufunc.__name__}.reduceat"
+    params = {"axis": axis, "dtype": dtype}
+    if ufunc.nin != 2 or ufunc.nout != 1 or not isinstance(getattr(np, ufunc.__name__, None),
+                                                           np.ufunc):
+        return unsupported(ufunc.reduceat, (array, indices), params, what)
+    x, where = node_of(array), node_of(indices)
+    if where.ndim != 1 or where.dtype.kind not in "iu":
+        return unsupported(ufunc.reduceat, (array, indices), params,
+                           f"{what} with indices that are not a 1-D integer array")
+    if x.ndim == 0:
+        raise TypeError("cannot reduceat a scalar")
+    axis = axis_param(operator.index(axis), x.ndim)
+    check_within(where, 0, x.shape[axis] - 1, "IndexError",
+                 f"index {{value}} out-of-bounds in {ufunc.__name__}.reduceat "
+                 f"[0, {x.shape[axis]})")
+    dtype = None if dtype is None else np.dtype(dtype).name
+    result = call("np.ufunc.reduceat", [x, where], ufunc=ufunc.__name__, axis=axis,
+                  dtype=dtype)
+    return with_out(out[0] if isinstance(out, tuple) else out, result, what)
 
 
 def _attach_methods() -> None:

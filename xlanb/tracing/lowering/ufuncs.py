@@ -318,6 +318,9 @@ def lower_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
     if method == "accumulate":                    # a library call (scans.py)
         from .scans import accumulate
         return accumulate(ufunc, *inputs, **kwargs)
+    if method == "reduceat":                      # a library call (scans.py)
+        from .scans import reduceat
+        return reduceat(ufunc, *inputs, **kwargs)
     if method != "__call__":
         return unsupported(getattr(ufunc, method), inputs, kwargs, f"np.{name}.{method}")
     kwargs = dict(kwargs)

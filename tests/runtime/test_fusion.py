@@ -355,7 +355,7 @@ def test_an_unrolled_recurrence_is_not_recomputed_back_to_its_first_step():
     from xlanb_runtime.passes.fusion import MAX_RECOMPUTE_READS
 
     def recurrence(r, q):
-        for k in range(12):
+        for k in range(24):
             s = (r * r).sum()
             r = r - (s / 3000.0) * np.roll(q, k)
         return r, s
@@ -365,7 +365,7 @@ def test_an_unrolled_recurrence_is_not_recomputed_back_to_its_first_step():
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10 * np.abs(want).max())
     plan = jitted.lower(r, q).compile().executable.plan
     widest = max(len(k.inputs) for k in plan.kernels)
-    assert widest <= MAX_RECOMPUTE_READS + 2, widest          # was 14, growing per step
+    assert widest <= MAX_RECOMPUTE_READS + 2, widest          # was 26, growing per step
     assert any("a recurrence unrolled" in d for k in plan.kernels for d in k.decisions)
 
 

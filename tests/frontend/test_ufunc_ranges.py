@@ -152,3 +152,34 @@ def test_logaddexp2_is_numpys_within_its_cancellation(dt):
     scale = np.maximum(np.abs(x[finite]), np.abs(y[finite])).astype(np.float64) + 1
     err = np.abs(got[finite].astype(np.float64) - want[finite]) / scale
     assert err.max(initial=0) <= 8 * np.finfo(dt).eps, err.max()
+
+
+TRIG_KERNELS = {
+    "elementwise": lambda x: np.sin(x) * 2.0 + np.cos(x) - np.tan(x),
+    "reduced": lambda x: (np.sin(x) * np.cos(x + 1)).sum(),
+    "rows": lambda x: np.cos(x.reshape(8, -1)) / np.cos(x.reshape(8, -1)).max(1, keepdims=True),
+}
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("kind", TRIG_KERNELS)
+def test_sin_cos_tan_of_huge_arguments_are_numpys(dt, threads, kind):
+    """The vectorized sin, cos and tan reduce their argument exactly only up to 2^20
+    (float32) or 2^40 (float64); a kernel that met a larger one gave 0 or 1 (np.sin(1e300)
+    was 0.0).  It now runs again with libm's functions (codegen/cpu.py
+    `guard_trig_ranges`), also split over threads."""
+    from xlanb_runtime import flags
+    big = [1e300, -3e17, 2.0 ** 45, 1e16] if dt == np.float64 else [3e38, -1e20, 1e8, 3e6]
+    x = np.random.default_rng(0).uniform(-4, 4, 4096).astype(dt)
+    x[[3, 100, 2000, 4095]] = big
+    fn = TRIG_KERNELS[kind]
+    with flags.overriding(xla_cpu_threads=threads, xla_cpu_parallel_min_elements=1):
+        got = xlanb.jit(fn, tiered=False)(x)
+    want = fn(x)
+    # libm against NumPy's own loops: a few ulp apart; tan near its poles amplifies it
+    tol = 1e-4 if dt == np.float32 else 1e-11
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max() * 1e-3)
+    small = np.random.default_rng(1).uniform(-4, 4, 4096).astype(dt)   # the fast pass only
+    np.testing.assert_allclose(xlanb.jit(fn, tiered=False)(small), fn(small), rtol=tol,
+                               atol=tol * np.abs(fn(small)).max() * 1e-3)

@@ -41,7 +41,7 @@ from ..passes.gemv_fusion import transposed_gemv_operands
 from ..passes.row_fusion import row_space
 from .. import flags
 from . import complex_math, flat, half, hints, rng, templates, thread_calibration
-from .vecmath import REASSOC_SAFE, SEALED
+from .vecmath import REASSOC_SAFE, SEALED, TRIG_LIBM, TRIG_MAX_F32, TRIG_MAX_F64
 
 # No `arcp`: with it LLVM turns float32 `y / np.sqrt(x)` into an rsqrt estimate plus a
 # Newton step, which gives nan for x = 0 and x = inf (NumPy: inf, 0) and is not correctly
@@ -106,7 +106,7 @@ _COMPLEX_MATH_DIGEST = hashlib.sha256(
     inspect.getsource(complex_math).encode()).hexdigest()[:12]
 _VECMATH_NAMES = {name for pair in templates.VECMATH.values() for name in pair} | {
     "fmaximum", "fminimum"} | set(templates.POW) | set(templates.ATAN2) | \
-    set(templates.REMAINDER)
+    set(templates.REMAINDER) | set(TRIG_LIBM.values())
 
 
 class _Codegen:
@@ -453,6 +453,13 @@ class _Codegen:
         function = re.sub(r"\W", "_", k.name)
         return GeneratedKernel(k, function, self.render(function), self.args, self.dot_acc,
                                self.matmul)
+
+    def can_rerun(self) -> bool:
+        """Whether running the whole body again recomputes every output: no output is
+        stored over an input (in place, a region update, an epilogue over BLAS's
+        product in the output) and no scatter adds into what an earlier pass wrote."""
+        return not self.in_place and kernel_region_update(self.k) is None and \
+            self.matmul is None and not self.dot_acc_name and self.k.kind != "scatter"
 
     def gen_loop(self) -> None:
         update = kernel_region_update(self.k)
@@ -1145,13 +1152,14 @@ class _Codegen:
     def render(self, function: str) -> str:
         k = self.k
         locs = sorted({n.loc for n in k.nodes if n.loc})
-        body = "\n".join(self.lines)
+        body = "\n".join(guard_trig_ranges(self.lines, self.can_rerun()))
         used = sorted(name for name in _VECMATH_NAMES if re.search(rf"\b{name}\(", body))
         # reassoc lets LLVM vectorize the accumulation; Numba inlines vecmath with the
         # caller's flags, so functions whose accuracy does not survive reassoc come as
         # their sealed copies (LLVM inlines those with their own flags)
         reassociate = (k.kind in ("reduce", "row") or self.narrow) and self.loop_carried
-        sealed = [name for name in used if reassociate and name not in REASSOC_SAFE]
+        sealed = [name for name in used if reassociate and name in SEALED and
+                  name not in REASSOC_SAFE]            # (libm's calls need no sealing)
         fastmath = set(BASE_FASTMATH) | ({"reassoc"} if reassociate else set()) | \
             ({"contract"} if k.kind in CONTRACTING_KINDS else set())
         if re.search(r"\*\*", body):        # float powers call pow_f32/pow_f64 instead
@@ -1275,6 +1283,43 @@ _NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
+
+
+_TRIG_CALL = re.compile(r"\b((?:sin|cos|tan)_f(32|64))\(([^()]*)\)")
+_TRIG_NAME = re.compile(r"\b((?:sin|cos|tan)_f(?:32|64))\(")
+
+
+def guard_trig_ranges(lines: list[str], can_rerun: bool) -> list[str]:
+    """A kernel body whose vectorized sin, cos and tan hold for any argument.  Their
+    range reduction is exact up to TRIG_MAX (2^20 float32, 2^40 float64); past it they
+    returned 0 or 1 (np.sin(1e300), np.sin(np.float32(1e8)): wrong, silently).  The body
+    notes arguments past TRIG_MAX as it runs (a bool or-reduction: the loops still
+    vectorize, about 6% slower on a lone sin; an integer sum made float32 sin 3x slower)
+    and, where there was any, runs once more with libm's
+    functions (`vecmath.TRIG_LIBM`), recomputing every output from the inputs.  Where it
+    cannot (an output stored over an input: `can_rerun`), or an argument is not a plain
+    name, the body calls libm's functions only."""
+    if not any(_TRIG_NAME.search(line) for line in lines):
+        return lines
+    precise = [_TRIG_NAME.sub(lambda m: f"{TRIG_LIBM[m.group(1)]}(", line) for line in lines]
+    simple = all(re.fullmatch(r"\w+", call.group(3))
+                 for line in lines for call in _TRIG_CALL.finditer(line))
+    if not (can_rerun and simple and len(_TRIG_NAME.findall("\n".join(lines))) ==
+            len(_TRIG_CALL.findall("\n".join(lines)))) or \
+            any(line.strip().startswith("return") for line in lines):
+        return precise
+    parallel = any("numba.prange" in line for line in lines)
+    guarded = ["    trig_ = np.uint8(0)" if parallel else "    trig_ = False"]
+    for line in lines:
+        indent = line[:len(line) - len(line.lstrip())]
+        for call in _TRIG_CALL.finditer(line):
+            limit = TRIG_MAX_F32 if call.group(2) == "32" else TRIG_MAX_F64
+            past = f"abs({call.group(3)}) > np.float{call.group(2)}({limit!r})"
+            # a prange takes no `|=` reduction: max of a byte (40% slower unsplit)
+            guarded.append(f"{indent}trig_ = max(trig_, np.uint8({past}))" if parallel
+                           else f"{indent}trig_ |= {past}")
+        guarded.append(line)
+    return guarded + ["    if trig_:"] + ["    " + line for line in precise]
 
 
 def hoist_invariants(lines: list[str]) -> list[str]:

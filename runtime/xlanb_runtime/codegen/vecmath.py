@@ -165,6 +165,8 @@ __all__ = [
     "erf_f32",
     "erf_f64", "POW", "pow_f32", "pow_f64", "ATAN2", "atan2_f32", "atan2_f64",
     "REMAINDER", "fmod_f32", "fmod_f64", "remainder_f32", "remainder_f64",
+    "TRIG_LIBM", "libm_sin_f32", "libm_cos_f32", "libm_tan_f32", "libm_sin_f64",
+    "libm_cos_f64", "libm_tan_f64",
 ]
 
 # Bump when any function's numerics change (generated sources embed it so the
@@ -922,6 +924,41 @@ def cos_f64(x):
     neg = (q > _HALF64) | (q < -1.5)
     v = -v if neg else v
     return v if abs(x) < _INF64 else x - x
+
+
+# libm's sin, cos and tan (argument reduction exact at any size), for the elements past
+# TRIG_MAX of a kernel's fast pass (codegen/cpu.py `guard_trig_ranges`).
+@_vm
+def libm_sin_f32(x):
+    return np.float32(math.sin(x))
+
+
+@_vm
+def libm_cos_f32(x):
+    return np.float32(math.cos(x))
+
+
+@_vm
+def libm_tan_f32(x):
+    return np.float32(math.tan(x))
+
+
+@_vm
+def libm_sin_f64(x):
+    return math.sin(x)
+
+
+@_vm
+def libm_cos_f64(x):
+    return math.cos(x)
+
+
+@_vm
+def libm_tan_f64(x):
+    return math.tan(x)
+
+
+TRIG_LIBM = {f"{f}_f{b}": f"libm_{f}_f{b}" for f in ("sin", "cos", "tan") for b in (32, 64)}
 
 
 @_vm

@@ -168,7 +168,7 @@ def test_sin_cos_tan_of_huge_arguments_are_numpys(dt, threads, kind):
     """The vectorized sin, cos and tan reduce their argument exactly only up to 2^20
     (float32) or 2^40 (float64); a kernel that met a larger one gave 0 or 1 (np.sin(1e300)
     was 0.0).  It now runs again with libm's functions (codegen/cpu.py
-    `guard_trig_ranges`), also split over threads."""
+    `guard_fast_math`), also split over threads."""
     from xlanb_runtime import flags
     big = [1e300, -3e17, 2.0 ** 45, 1e16] if dt == np.float64 else [3e38, -1e20, 1e8, 3e6]
     x = np.random.default_rng(0).uniform(-4, 4, 4096).astype(dt)
@@ -183,3 +183,28 @@ def test_sin_cos_tan_of_huge_arguments_are_numpys(dt, threads, kind):
     small = np.random.default_rng(1).uniform(-4, 4, 4096).astype(dt)   # the fast pass only
     np.testing.assert_allclose(xlanb.jit(fn, tiered=False)(small), fn(small), rtol=tol,
                                atol=tol * np.abs(fn(small)).max() * 1e-3)
+
+
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64])
+def test_complex_exp_is_numpys_on_and_off_its_fast_range(dt):
+    """np.exp of complex values: exp(x) (cos y + i sin y) vectorized where exp(x) is
+    finite and the trig functions hold (`complex_math.cexp_vec`), else the exact `cexp`
+    (special values, huge y, and exp(x) past overflow with a finite product, x = 709.9,
+    which cmath gave as inf)."""
+    parts = [0.0, -0.0, 1.0, -2.5, 700.0, 708.5, 709.9, 800.0, -745.0, -800.0, 1e12, 3e15,
+             np.inf, -np.inf, np.nan]
+    re, im = np.meshgrid(parts, parts)
+    rng = np.random.default_rng(0)
+    z = np.concatenate([(re + 1j * im).ravel(),
+                        rng.standard_normal(64) * 3 + 1j * rng.standard_normal(64) * 10])
+    z = z.astype(dt)
+    for x in (z, z[len(parts) ** 2:]):                  # with and without the rerun
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got, want = xlanb.jit(lambda z: np.exp(z) * 1, tiered=False)(x), np.exp(x)
+        for part in ("real", "imag"):
+            g, w = getattr(got, part), getattr(want, part)
+            tol = 1e-5 if dt == np.complex64 else 1e-13
+            same = (g == w) | (np.isnan(g) & np.isnan(w)) | np.isclose(g, w, rtol=tol, atol=0)
+            assert same.all() and not (np.signbit(g) != np.signbit(w))[(g == 0) & (w == 0)].any(), \
+                [(x[i], got[i], want[i]) for i in np.flatnonzero(~same)[:4]]

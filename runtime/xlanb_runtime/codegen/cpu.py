@@ -30,7 +30,7 @@ import inspect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from ..passes.gemv_fusion import transposed_gemv_operands
 from ..passes.row_fusion import row_space
 from .. import flags
 from . import complex_math, flat, half, hints, rng, templates, thread_calibration
+from .complex_math import CEXP_VEC_MAX_REAL
 from .vecmath import REASSOC_SAFE, SEALED, TRIG_LIBM, TRIG_MAX_F32, TRIG_MAX_F64
 
 # No `arcp`: with it LLVM turns float32 `y / np.sqrt(x)` into an rsqrt estimate plus a
@@ -1152,7 +1153,7 @@ class _Codegen:
     def render(self, function: str) -> str:
         k = self.k
         locs = sorted({n.loc for n in k.nodes if n.loc})
-        body = "\n".join(guard_trig_ranges(self.lines, self.can_rerun()))
+        body = "\n".join(guard_fast_math(self.lines, self.can_rerun()))
         used = sorted(name for name in _VECMATH_NAMES if re.search(rf"\b{name}\(", body))
         # reassoc lets LLVM vectorize the accumulation; Numba inlines vecmath with the
         # caller's flags, so functions whose accuracy does not survive reassoc come as
@@ -1285,41 +1286,54 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
-_TRIG_CALL = re.compile(r"\b((?:sin|cos|tan)_f(32|64))\(([^()]*)\)")
-_TRIG_NAME = re.compile(r"\b((?:sin|cos|tan)_f(?:32|64))\(")
+def _past_trig_range(bits: str) -> Callable[[str], str]:
+    limit = TRIG_MAX_F32 if bits == "32" else TRIG_MAX_F64
+    return lambda arg: f"abs({arg}) > np.float{bits}({limit!r})"
 
 
-def guard_trig_ranges(lines: list[str], can_rerun: bool) -> list[str]:
-    """A kernel body whose vectorized sin, cos and tan hold for any argument.  Their
-    range reduction is exact up to TRIG_MAX (2^20 float32, 2^40 float64); past it they
-    returned 0 or 1 (np.sin(1e300), np.sin(np.float32(1e8)): wrong, silently).  The body
-    notes arguments past TRIG_MAX as it runs (a bool or-reduction: the loops still
+# Fast functions that hold only inside a range, with their exact twin and the test of an
+# argument outside: sin, cos and tan reduce their argument exactly up to TRIG_MAX (2^20
+# float32, 2^40 float64; past it they returned 0 or 1: np.sin(1e300) was 0.0,
+# np.sin(np.float32(1e8)) too, silently); the complex exp as exp(x) (cos y + i sin y)
+# where exp(x) is finite and normal and the trig functions hold.
+FAST_MATH = {
+    **{f"{f}_f{b}": (TRIG_LIBM[f"{f}_f{b}"], _past_trig_range(b))
+       for f in ("sin", "cos", "tan") for b in ("32", "64")},
+    "cexp_vec": ("cexp", lambda z: f"not (abs({z}.real) < {CEXP_VEC_MAX_REAL!r} and "
+                                   f"abs({z}.imag) < {TRIG_MAX_F64!r})"),
+}
+_FAST_NAME = re.compile(rf"\b({'|'.join(FAST_MATH)})\(")
+_FAST_CALL = re.compile(rf"\b({'|'.join(FAST_MATH)})\(([^()]*)\)")
+
+
+def guard_fast_math(lines: list[str], can_rerun: bool) -> list[str]:
+    """A kernel body whose FAST_MATH functions hold for any argument.  The body notes
+    arguments outside their range as it runs (a bool or-reduction: the loops still
     vectorize, about 6% slower on a lone sin; an integer sum made float32 sin 3x slower)
-    and, where there was any, runs once more with libm's
-    functions (`vecmath.TRIG_LIBM`), recomputing every output from the inputs.  Where it
-    cannot (an output stored over an input: `can_rerun`), or an argument is not a plain
-    name, the body calls libm's functions only."""
-    if not any(_TRIG_NAME.search(line) for line in lines):
+    and, where there was any, runs once more with the exact twins, recomputing every
+    output from the inputs.  Where it cannot (an output stored over an input:
+    `can_rerun`), or an argument is not a plain name, the body calls the twins only."""
+    text = "\n".join(lines)
+    if not _FAST_NAME.search(text):
         return lines
-    precise = [_TRIG_NAME.sub(lambda m: f"{TRIG_LIBM[m.group(1)]}(", line) for line in lines]
-    simple = all(re.fullmatch(r"\w+", call.group(3))
-                 for line in lines for call in _TRIG_CALL.finditer(line))
-    if not (can_rerun and simple and len(_TRIG_NAME.findall("\n".join(lines))) ==
-            len(_TRIG_CALL.findall("\n".join(lines)))) or \
+    precise = [_FAST_NAME.sub(lambda m: f"{FAST_MATH[m.group(1)][0]}(", line)
+               for line in lines]
+    calls = list(_FAST_CALL.finditer(text))
+    if not can_rerun or len(calls) != len(_FAST_NAME.findall(text)) or \
+            not all(re.fullmatch(r"\w+", call.group(2)) for call in calls) or \
             any(line.strip().startswith("return") for line in lines):
         return precise
     parallel = any("numba.prange" in line for line in lines)
-    guarded = ["    trig_ = np.uint8(0)" if parallel else "    trig_ = False"]
+    guarded = ["    fast_ = np.uint8(0)" if parallel else "    fast_ = False"]
     for line in lines:
         indent = line[:len(line) - len(line.lstrip())]
-        for call in _TRIG_CALL.finditer(line):
-            limit = TRIG_MAX_F32 if call.group(2) == "32" else TRIG_MAX_F64
-            past = f"abs({call.group(3)}) > np.float{call.group(2)}({limit!r})"
+        for call in _FAST_CALL.finditer(line):
+            outside = FAST_MATH[call.group(1)][1](call.group(2))
             # a prange takes no `|=` reduction: max of a byte (40% slower unsplit)
-            guarded.append(f"{indent}trig_ = max(trig_, np.uint8({past}))" if parallel
-                           else f"{indent}trig_ |= {past}")
+            guarded.append(f"{indent}fast_ = max(fast_, np.uint8({outside}))" if parallel
+                           else f"{indent}fast_ |= {outside}")
         guarded.append(line)
-    return guarded + ["    if trig_:"] + ["    " + line for line in precise]
+    return guarded + ["    if fast_:"] + ["    " + line for line in precise]
 
 
 def hoist_invariants(lines: list[str]) -> list[str]:

@@ -36,7 +36,7 @@ _VECMATH_NAME = {Op.EXP: "exp", Op.EXP2: "exp2", Op.EXPM1: "expm1", Op.LOG: "log
 # Complex operands: Numba's complex arithmetic, its cmath and `complex_math` (NumPy's
 # division, power, and exp/sin/cos on the axes), never the real-float vecmath functions.
 # The builder refuses the ops complex values lack (ops.REAL_ONLY).
-_CMATH = {Op.EXP: "cexp", Op.LOG: "cmath.log", Op.SQRT: "cmath.sqrt",
+_CMATH = {Op.EXP: "cexp_vec", Op.LOG: "cmath.log", Op.SQRT: "cmath.sqrt",
           Op.TANH: "ctanh", Op.SIN: "csin", Op.COS: "ccos"}
 _COMPLEX = {Op.REAL: "{0}.real", Op.IMAG: "{0}.imag", Op.CONJ: "{0}.conjugate()",
             Op.DIV: "cdiv({0}, {1})", Op.POW: "cpow({0}, {1})",      # NumPy's, see complex_math

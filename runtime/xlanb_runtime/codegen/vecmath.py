@@ -927,7 +927,7 @@ def cos_f64(x):
 
 
 # libm's sin, cos and tan (argument reduction exact at any size), for the elements past
-# TRIG_MAX of a kernel's fast pass (codegen/cpu.py `guard_trig_ranges`).
+# TRIG_MAX of a kernel's fast pass (codegen/cpu.py `guard_fast_math`).
 @_vm
 def libm_sin_f32(x):
     return np.float32(math.sin(x))

@@ -1,7 +1,17 @@
 """Held-out kernels, sixth batch (2026-11-29): image processing, graphs and sparse data as
 dense NumPy, statistics and data wrangling, recurrent cells and training pieces, iterative
 solvers written as Python loops, integer and bit tricks.  Written before running any of
-them.  Same form as heldout_kernels.py."""
+them.  Same form as heldout_kernels.py.
+
+What they found on their first run (fixed the same day, so no longer held out), single
+thread: 47 of 49 compiled, none differing from NumPy, geometric mean 2.88x; label
+propagation (2000x2000 @ 2000x10) 0.89x (the generated narrow dot re-read its rhs from L2
+for every lhs row), conjugate gradient 0.87x (each step's kernel recomputed the residual
+back to step 0, 30 arguments a kernel, and r @ r ran as a BLAS GEMM on views), a 256x256
+DFT matrix 0.84x (complex exp through cmath, scalar); np.add.reduceat unsupported, and
+np.bincount(minlength=n) with n an argument refused (its error now names static_argnums,
+which compiles it).  Looking into the complex exp found np.sin, cos and tan of arguments
+past 2^20 (float32) or 2^40 (float64) silently 0 or 1, fixed too."""
 from __future__ import annotations
 
 import numpy as np

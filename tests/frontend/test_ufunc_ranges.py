@@ -158,6 +158,7 @@ TRIG_KERNELS = {
     "elementwise": lambda x: np.sin(x) * 2.0 + np.cos(x) - np.tan(x),
     "reduced": lambda x: (np.sin(x) * np.cos(x + 1)).sum(),
     "rows": lambda x: np.cos(x.reshape(8, -1)) / np.cos(x.reshape(8, -1)).max(1, keepdims=True),
+    "matmul epilogue": lambda x: np.sin(x.reshape(64, 64) @ np.eye(64, dtype=x.dtype)),
 }
 
 

@@ -459,8 +459,10 @@ class _Codegen:
         """Whether running the whole body again recomputes every output: no output is
         stored over an input (in place, a region update, an epilogue over BLAS's
         product in the output) and no scatter adds into what an earlier pass wrote."""
+        over_product = self.dot_acc is not None and self.dot_acc[0] == "output" and \
+            self.dot_acc[1] is not self.k.dot
         return not self.in_place and kernel_region_update(self.k) is None and \
-            self.matmul is None and not self.dot_acc_name and self.k.kind != "scatter"
+            not over_product and self.k.kind != "scatter"
 
     def gen_loop(self) -> None:
         update = kernel_region_update(self.k)
@@ -1026,7 +1028,7 @@ class _Codegen:
         if dot in self.k.outputs:
             self.dot_acc = ("output", dot)
         elif (epilogue == [self.k.root] and self.k.root.dtype == dot.dtype
-              and self.k.root.shape == dot.shape):
+              and self.k.root.shape == dot.shape and not _guarded_math(self.k)):
             self.dot_acc = ("output", self.k.root)     # epilogue runs in place
         else:
             self.dot_acc = ("scratch", dot.shape, dot.dtype)
@@ -1304,6 +1306,13 @@ FAST_MATH = {
 }
 _FAST_NAME = re.compile(rf"\b({'|'.join(FAST_MATH)})\(")
 _FAST_CALL = re.compile(rf"\b({'|'.join(FAST_MATH)})\(([^()]*)\)")
+
+
+def _guarded_math(kernel: Kernel) -> bool:
+    """Whether the kernel computes a FAST_MATH function (its body may run twice, so its
+    epilogue may not overwrite the product it reads: `can_rerun`)."""
+    return any(n.op in (Op.SIN, Op.COS, Op.TAN) or
+               (n.op is Op.EXP and n.dtype.kind == "c") for n in kernel.nodes)
 
 
 def guard_fast_math(lines: list[str], can_rerun: bool) -> list[str]:

@@ -132,6 +132,17 @@ Findings (2026-11-24, Numba 0.68, 1 thread, load 1.4; figures move with load):
   are the same).  Also tried, W5 collector time: collection off during a compile
   0.34-0.55 s (the first young collection afterwards walks all the compile's objects),
   gen-0 threshold 10,000 0.66 s.
+- 2026-11-29, the floor under a front end of our own (quiet machine, load 0.5): W4 cold
+  1.30 s (6 Numba kernels, 168 statements): Numba's front end (typing, lowering, its
+  other passes, wrappers) 0.59 s, LLVM 0.59 s, xlanb 0.11 s.  LLVM alone on the kernels'
+  final IR as Numba leaves it (already optimized, with its CPython wrapper; parsed, O3
+  module passes again,
+  machine code, llvmlite 0.50): 0.03-0.13 s a kernel, 0.44 s for W4's six (emission
+  about half).  So IR emitted directly from the fused kernels, skipping Numba's front
+  end, would still spend about 0.4 s in LLVM at O3 plus xlanb's 0.11 s: over W4's 0.5 s
+  target unless the vectorized, unrolled machine code itself gets smaller (O2, fewer
+  unrolled bodies).  Not started: a second code generator to keep equal to NumPy's
+  semantics, for about half the compile time.
 """
 from __future__ import annotations
 

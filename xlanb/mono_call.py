@@ -35,6 +35,8 @@ a class of the function's own): one frame less per call, ~3 us cold on that GEMV
 """
 from __future__ import annotations
 
+import re
+
 from typing import Callable
 
 import numpy as np
@@ -110,6 +112,7 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
                                         np.asarray(args[i]) for i in traced.param_leaves],
                                compiled._single_suffix if single else None, compiled,
                                before, params, names, env)
+    body, checks = _numbers_passed_as_they_are(body, checks, numbers, names)
     lines = ["def guard(args):"] + [line.replace("MISSED", "return MISS") for line in checks]
     lines += body
     if general is not None:         # a call: guarded, counted, or the general path
@@ -161,6 +164,19 @@ def _number_leaves(traced, args: tuple) -> dict[int, str] | None:
 # Python numbers traced as weak-typed 0-d parameters (a bool is static: api._WEAK_SCALARS)
 _NUMBERS = (int, float, complex)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _numbers_passed_as_they_are(body: list[str], checks: list[str], numbers: dict[int, str],
+                                names: list[str]) -> tuple[list[str], list[str]]:
+    """A kernel takes a Python number's value (`p0[()]`, a `scalar` argument: cpu.py
+    `pass_scalar_params`) as the number itself: its 0-d array (np.asarray: float64,
+    int64 within the checked bounds, complex128, which Numba types the number as) is
+    made only where something else reads it."""
+    for i, param in numbers.items():
+        body = [line.replace(f"{param}[()]", names[i]) for line in body]
+        if not any(re.search(rf"\b{param}\b", line) for line in body):
+            checks = [line for line in checks if line != f"    {param} = _asarray({names[i]})"]
+    return body, checks
 
 
 def _argument_names(count: int, param_leaves, numbers: dict[int, str]) -> list[str]:

@@ -61,7 +61,7 @@ def kernel_signature(gen) -> tuple:
     for arg in gen.args:
         if arg.kind == "size":
             types.append(numba.types.int64)
-        elif arg.kind == "const":
+        elif arg.kind in ("const", "scalar"):
             types.append(_numba_type(arg.node.dtype, None))
         else:
             types.append(_numba_type(arg.node.dtype, arg.node.ndim))

@@ -409,6 +409,30 @@ def test_number_arguments_go_through_the_guard_as_numpy_promotes_them(name):
         np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
 
 
+def test_numbers_go_into_kernels_as_numbers():
+    """A 0-d parameter a kernel reads as one value is a number argument of the kernel
+    (codegen/cpu.py `pass_scalar_params`): the driver passes its value, the guard the
+    caller's Python number itself; a 0-d array argument and a rolled loop's body (a
+    compiled driver) pass theirs."""
+    def axpby(a, x, b, y):
+        return a * x + b * y
+
+    def rolled(x, a):
+        for _ in range(40):
+            x = x * a + 1.0
+        return x
+    x, y = RNG.standard_normal(100), RNG.standard_normal(100)
+    jf = _jit(axpby)
+    for a, b in ((2.0, -0.5), (3, 2), (np.asarray(1.5), np.asarray(-2.0)), (2.0, -0.5)):
+        np.testing.assert_allclose(jf(a, x, b, y), axpby(a, x, b, y), rtol=1e-15)
+    source = jf.lower(2.0, x, -0.5, y).compile().executable.driver_source
+    assert "p0[()]" in source and "p0.reshape(1)" not in source, source
+    assert jf._hits >= 1
+    jr = _jit(rolled)
+    np.testing.assert_allclose(jr(x, 0.5), rolled(x, 0.5), rtol=1e-14)
+    np.testing.assert_allclose(jr(x, 0.25), rolled(x, 0.25), rtol=1e-14)
+
+
 def test_number_arguments_of_another_kind_miss_the_guard():
     def f(x, a):
         return x * a

@@ -60,7 +60,7 @@ SCAN_CHUNK = 256         # elements of a last-axis scan per pass through its L1 
 @dataclass
 class KernelArg:
     kind: str            # in | in_t (passed transposed) | out | size | const | accnd (a
-    #                      dot kernel's accumulator)
+    #                      dot kernel's accumulator) | scalar (a 0-d parameter's value)
     name: str
     node: Node | None = None
     value: object = None  # sizes: the int
@@ -449,11 +449,28 @@ class _Codegen:
                 continue
             if out is not k.dot or self.dot_acc_name or self.narrow:  # else matmul writes it
                 self.args.append(KernelArg("out", f"out{i}", out))
-        order = {"accnd": 0, "in": 1, "in_t": 1, "out": 2, "size": 3, "const": 4}
+        self.pass_scalar_params()
+        order = {"accnd": 0, "in": 1, "in_t": 1, "out": 2, "size": 3, "const": 4, "scalar": 4}
         self.args.sort(key=lambda a: order[a.kind])
         function = re.sub(r"\W", "_", k.name)
         return GeneratedKernel(k, function, self.render(function), self.args, self.dot_acc,
                                self.matmul)
+
+    def pass_scalar_params(self) -> None:
+        """A 0-d parameter read only as `in0[0]` is passed as a number (a `scalar`
+        argument): its caller's Python float goes straight in, where a (1,)-array view of
+        a 0-d array cost a NumPy conversion, a reshape and an array argument (about 0.4
+        us each of a 100-element axpby's 2 us)."""
+        for i, arg in enumerate(self.args):
+            node = arg.node
+            if arg.kind != "in" or node is None or node.op is not Op.PARAMETER or \
+                    node.ndim != 0:
+                continue
+            element = re.compile(rf"\b{arg.name}\[0\]")
+            if any(re.search(rf"\b{arg.name}\b", element.sub("", line)) for line in self.lines):
+                continue                        # read otherwise (a view, a flat loop)
+            self.lines = [element.sub(arg.name, line) for line in self.lines]
+            self.args[i] = KernelArg("scalar", arg.name, node)
 
     def can_rerun(self) -> bool:
         """Whether running the whole body again recomputes every output: no output is

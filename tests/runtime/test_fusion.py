@@ -502,7 +502,7 @@ module m
 
 NARROW_DOT = """
 module m
-  %0 = parameter(), arg=0 : {t}[{m},96]
+  %0 = parameter(), arg=0 : {t}[{m},{k}]
   %1 = parameter(), arg=1 : {t}[{w}]
   %2 = parameter(), arg=2 : {t}[5]
   %3 = dot(%0, %1), arg=((), (), (1,), ({c},)) : {t}[{m},5]
@@ -520,10 +520,11 @@ module m
 def test_narrow_dot_is_generated_with_its_epilogue(dtype, rhs_transposed, rows, threads):
     """A dot with a few output columns is one generated loop (no BLAS call), reading the
     rhs as rows: as it is when the dot reads it transposed, else from a transposed copy.
-    Rows go in pairs (the last one alone when their count is odd), also split over
-    threads."""
-    text = NARROW_DOT.format(t=dtype, w="5,96" if rhs_transposed else "96,5",
-                             c=1 if rhs_transposed else 0, m=rows)
+    An rhs past L1 (5 x 2000) takes rows in pairs (the last one alone when their count
+    is odd), also split over threads."""
+    k = 2000
+    text = NARROW_DOT.format(t=dtype, w=f"5,{k}" if rhs_transposed else f"{k},5",
+                             c=1 if rhs_transposed else 0, m=rows, k=k)
     graph = parse_graph(text)
     args = random_args(graph, np.random.default_rng(4))
     with flags.overriding(xla_cpu_threads=threads, xla_cpu_parallel_min_elements=1):
@@ -534,7 +535,7 @@ def test_narrow_dot_is_generated_with_its_epilogue(dtype, rhs_transposed, rows, 
     assert ("numba.prange" in source) == (threads == 2)
     assert "i0b" in source                # 2 * 5 accumulators fit in any x86-64's registers
     for got, want in zip(executable.run(args), interpret(graph, args)):
-        assert_close(got, want, n=96, scale=graph_scale(graph, args))
+        assert_close(got, want, n=k, scale=graph_scale(graph, args))
 
 
 MATRIX_VECTOR = """

@@ -1068,10 +1068,12 @@ class _Codegen:
         784 -> 10: BLAS runs it at under half its speed).  The rhs is read as (n, k) rows:
         as it is when the dot reads it transposed, else the driver passes a transposed
         copy (n * k elements, small).  The epilogue is unrolled over the n columns.
-        Where both rows' accumulators fit in the CPU's vector registers, rows go in pairs:
-        each rhs load then serves two rows, which halves the rhs traffic from L2 once
-        the rhs outgrows L1 (2000x2000 @ 2000x10, 1 thread: float32 2.2 -> 1.2 ms, BLAS
-        2.0; float64 3.0-4.5 -> 1.9-2.4 ms, BLAS 3.8)."""
+        Where the rhs outgrows L1 and both rows' accumulators fit in the CPU's vector
+        registers, rows go in pairs: each rhs load then serves two rows, which halves the
+        rhs traffic from L2 (2000x2000 @ 2000x10, 1 thread: float32 2.2 -> 1.2 ms, BLAS
+        2.0; float64 3.0-4.5 -> 1.9-2.4 ms, BLAS 3.8; 256x784 @ 784x10 float64 0.21 ->
+        0.11 ms).  An rhs within L1 keeps one row at a time: pairs gained 10% there
+        (W4's 784x10 float32) and took W4's compile 1.30 -> 1.45 s."""
         lhs, rhs = dot.inputs
         self.narrow = True
         lhs_name = self.input_name(lhs)
@@ -1080,7 +1082,9 @@ class _Codegen:
         m, n = dot.shape
         sizes = self.size_names((m, lhs.shape[1]), "n")
         loop = "numba.prange" if self.parallel else "range"
-        if m >= 2 and len(NARROW_ROW_NAMES) * n + 3 <= vector_registers():
+        rhs_bytes = n * lhs.shape[1] * dot.dtype.itemsize
+        if m >= 2 and rhs_bytes > NARROW_PAIRED_RHS_BYTES and \
+                len(NARROW_ROW_NAMES) * n + 3 <= vector_registers():
             self.emit(f"for p0 in {loop}({sizes[0]} // 2):")
             self.emit("    i0 = 2 * p0")
             self.emit("    i0b = i0 + 1")
@@ -1772,6 +1776,7 @@ def _cpu_accumulator(red: Node) -> tuple[str, str, str]:
 
 NARROW_DOT_COLUMNS = 16
 NARROW_ROW_NAMES = ("i0", "i0b")                # a narrow dot's rows, in pairs
+NARROW_PAIRED_RHS_BYTES = 32 * 1024             # ... where its rhs is larger (past L1)
 NARROW_ACCUMULATORS = {"i0": "d", "i0b": "e"}   # their accumulators' prefixes
 SHORT_REDUCTION = 4         # terms per output up to which a trailing reduction is unrolled
 NUMPY_SEQUENTIAL_SUM = 7    # terms NumPy's pairwise sum adds in order (below its 8 blocks)

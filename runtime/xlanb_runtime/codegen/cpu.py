@@ -457,14 +457,13 @@ class _Codegen:
                                self.matmul)
 
     def pass_scalar_params(self) -> None:
-        """A 0-d parameter read only as `in0[0]` is passed as a number (a `scalar`
-        argument): its caller's Python float goes straight in, where a (1,)-array view of
+        """A 0-d input read only as `in0[0]` is passed as a number (a `scalar` argument):
+        a parameter's caller's Python float goes straight in, where a (1,)-array view of
         a 0-d array cost a NumPy conversion, a reshape and an array argument (about 0.4
-        us each of a 100-element axpby's 2 us)."""
+        us each of a 100-element axpby's 2 us); another kernel's 0-d result, its value."""
         for i, arg in enumerate(self.args):
             node = arg.node
-            if arg.kind != "in" or node is None or node.op is not Op.PARAMETER or \
-                    node.ndim != 0:
+            if arg.kind != "in" or node is None or node.ndim != 0:
                 continue
             element = re.compile(rf"\b{arg.name}\[0\]")
             if any(re.search(rf"\b{arg.name}\b", element.sub("", line)) for line in self.lines):

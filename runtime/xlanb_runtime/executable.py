@@ -561,7 +561,7 @@ class DriverBuilder:
             return f"np.int64({arg.value})" if self.for_numba else str(arg.value)
         if arg.kind == "const":
             return self.bind(arg.node.dtype.type(arg.node.arg[()]), "c")
-        if arg.kind == "scalar":                    # a 0-d parameter's value
+        if arg.kind == "scalar":                    # a 0-d input's value
             return f"{self.var(arg.node)}[{'0' if self.for_numba else '()'}]"
         acc = self.dot_accumulator(gen)           # accnd; rank 0 becomes shape (1,)
         return f"{acc}.reshape(1)" if gen.kernel.dot.ndim == 0 else acc

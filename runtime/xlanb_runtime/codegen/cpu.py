@@ -60,7 +60,7 @@ SCAN_CHUNK = 256         # elements of a last-axis scan per pass through its L1 
 @dataclass
 class KernelArg:
     kind: str            # in | in_t (passed transposed) | out | size | const | accnd (a
-    #                      dot kernel's accumulator) | scalar (a 0-d parameter's value)
+    #                      dot kernel's accumulator) | scalar (a 0-d input's value)
     name: str
     node: Node | None = None
     value: object = None  # sizes: the int

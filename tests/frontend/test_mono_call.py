@@ -433,6 +433,22 @@ def test_numbers_go_into_kernels_as_numbers():
     np.testing.assert_allclose(jr(x, 0.25), rolled(x, 0.25), rtol=1e-14)
 
 
+def test_a_0d_array_argument_updated_in_place_keeps_its_update():
+    """A 0-d argument a kernel writes in place stays an array argument: passed as a
+    number, `acc += 1.0` was lost (the kernel stored into its local copy)."""
+    def step(acc, w, g):
+        w -= 0.1 * g
+        acc *= 0.5
+        acc += 1.0
+    jf = _jit(step)
+    acc, w, g = np.asarray(3.0), RNG.standard_normal(50), RNG.standard_normal(50)
+    acc_np, w_np = acc.copy(), w.copy()
+    for _ in range(3):                              # the general path, then the guard
+        jf(acc, w, g)
+        step(acc_np, w_np, g)
+        assert acc == acc_np and np.array_equal(w, w_np)
+
+
 def test_number_arguments_of_another_kind_miss_the_guard():
     def f(x, a):
         return x * a

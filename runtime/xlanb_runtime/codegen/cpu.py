@@ -461,9 +461,10 @@ class _Codegen:
         a parameter's caller's Python float goes straight in, where a (1,)-array view of
         a 0-d array cost a NumPy conversion, a reshape and an array argument (about 0.4
         us each of a 100-element axpby's 2 us); another kernel's 0-d result, its value."""
+        stored = {id(node) for node in self.in_place.values()}   # written in place
         for i, arg in enumerate(self.args):
             node = arg.node
-            if arg.kind != "in" or node is None or node.ndim != 0:
+            if arg.kind != "in" or node is None or node.ndim != 0 or id(node) in stored:
                 continue
             element = re.compile(rf"\b{arg.name}\[0\]")
             if any(re.search(rf"\b{arg.name}\b", element.sub("", line)) for line in self.lines):

@@ -68,9 +68,12 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     if not pure and any(not args[i].flags.c_contiguous for i in traced.param_leaves):
         inline = None       # the prologue's C-ordered copy would take the caller's name:
         # writes back must reach the caller's array, so the driver copies on its own
-    # a Fortran-ordered argument a<i> goes in as its transpose p<j> (call_params)
+    # a Fortran-ordered (or moved-axes) argument a<i> goes in as its transpose p<j>
+    # into C order (call_params): `a<i>.T`, or `a<i>.transpose(A<i>)`
     transposed = {i: f"p{j}" for j, i in enumerate(traced.param_leaves)
                   if j in traced.transposed_params}
+    into_c = {i: traced.transposed_params[j] for j, i in enumerate(traced.param_leaves)
+              if j in traced.transposed_params}
     names = _argument_names(len(args), compiled.traced.param_leaves,
                             {**numbers, **transposed})
     env = {"MISS": MISS, "ND": np.ndarray, "C": compiled, "E": executable,
@@ -90,7 +93,11 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     params = [numbers.get(i, transposed.get(i, names[i])) for i in traced.param_leaves]
     # a Python number goes in as call_params makes it: NumPy's 0-d array of it
     checks += [f"    {numbers[i]} = _asarray({names[i]})" for i in sorted(numbers)]
-    checks += [f"    {transposed[i]} = {names[i]}.T" for i in sorted(transposed)]
+    for i in sorted(transposed):
+        env[f"A{i}"] = into_c[i]
+        fortran = into_c[i] == tuple(range(len(into_c[i]) - 1, -1, -1))
+        checks.append(f"    {transposed[i]} = {names[i]}" +
+                      (".T" if fortran else f".transpose(A{i})"))
     single = compiled._single and not numbers or pure and compiled._single_output
     if compiled._relayout and inline is None:   # the driver's outputs go to FINISH,
         single = False                          # which lays them out in NumPy's order
@@ -108,8 +115,9 @@ def make_guard(compiled, args: tuple, general: Callable | None = None,
     else:
         env = dict(inline.env, **env)
         env.update(_entry_points(inline.env))   # every argument's alignment checked
-        body = _inlined_driver(inline, [np.asarray(args[i]).T if i in transposed else
-                                        np.asarray(args[i]) for i in traced.param_leaves],
+        body = _inlined_driver(inline, [np.asarray(args[i]).transpose(into_c[i])
+                                        if i in transposed else np.asarray(args[i])
+                                        for i in traced.param_leaves],
                                compiled._single_suffix if single else None, compiled,
                                before, params, names, env)
     body, checks = _numbers_passed_as_they_are(body, checks, numbers, names)

@@ -101,8 +101,10 @@ def test_strides_are_bytes_where_the_layout_is_known():
     np.testing.assert_array_equal(got, np.array((A.T * 2).copy().strides + A[0].T.strides))
     got = xlanb.jit(lambda x: np.array((x.T * 2).strides))(A)  # a ufunc keeps F order
     np.testing.assert_array_equal(got, np.array((A.T * 2).strides))
+    got = xlanb.jit(lambda x: np.array(x.T.sum(axis=0).strides))(A)  # the input's order
+    np.testing.assert_array_equal(got, np.array(A.T.sum(axis=0).strides))
     with pytest.raises(UnsupportedNumPyFunctionError, match="layout"):
-        xlanb.jit(lambda x: np.array(x.T.sum(axis=0).strides))(A)  # a reduction's: unknown
+        xlanb.jit(lambda x: np.array(np.tile(x.T, 2).strides))(A)  # np.tile: not modelled
 
 
 def flag_code(x):

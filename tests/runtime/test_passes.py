@@ -308,6 +308,58 @@ CASES = [
     ("transpose(transpose) inverse", "layout",
      ir("%x = parameter(), arg=0 : f32[3,5]\n%a = transpose(%x), arg=(1, 0) : f32[5,3]\n"
         "%b = transpose(%a), arg=(1, 0) : f32[3,5]\nreturn (%b)"), P, EXACT),
+    ("op(x^T, broadcast of a transpose) folds both", "layout",
+     ir("%x = parameter(), arg=0 : f32[6,5,4]\n%m = parameter(), arg=1 : f32[6,5]\n"
+        "%t = transpose(%x), arg=(2, 1, 0) : f32[4,5,6]\n"
+        "%u = transpose(%m), arg=(1, 0) : f32[5,6]\n"
+        "%b = broadcast(%u), arg=(1, 2) : f32[4,5,6]\n%c = subtract(%t, %b) : f32[4,5,6]\n"
+        "return (%c)"),
+     {"parameter": 2, "broadcast": 1, "subtract": 1, "transpose": 1}, EXACT),
+    ("reshape(x^T) adding a size-1 dim (keepdims)", "layout",
+     ir("%x = parameter(), arg=0 : f32[6,4]\n%t = transpose(%x), arg=(1, 0) : f32[4,6]\n"
+        "%r = reshape(%t) : f32[4,1,6]\nreturn (%r)"),
+     {**P, "reshape": 1, "transpose": 1}, EXACT),
+    ("reshape(x^T) dropping and adding size-1 dims", "layout",
+     ir("%x = parameter(), arg=0 : f32[2,1,3,4]\n"
+        "%t = transpose(%x), arg=(3, 1, 0, 2) : f32[4,1,2,3]\n"
+        "%r = reshape(%t) : f32[4,2,1,3,1]\nreturn (%r)"),
+     {**P, "reshape": 1, "transpose": 1}, EXACT),
+    ("reshape(x^T) merging dims: kept", "layout",
+     ir("%x = parameter(), arg=0 : f32[6,4]\n%t = transpose(%x), arg=(1, 0) : f32[4,6]\n"
+        "%r = reshape(%t) : f32[24]\nreturn (%r)"),
+     {**P, "reshape": 1, "transpose": 1}, EXACT),
+    ("slice(x^T) -> slice(x)^T", "layout",
+     ir("%x = parameter(), arg=0 : f32[6,5,4]\n%t = transpose(%x), arg=(1, 2, 0) : f32[5,4,6]\n"
+        "%s = slice(%t), arg=((1, 5, 2), (0, 4, 1), (2, 6, 1)) : f32[2,4,4]\n"
+        "%r = reduce(%s), arg=('sum', (2,)) : f32[2,4]\nreturn (%r)"),
+     {**P, "slice": 1, "reduce": 1}, ROUNDED),
+    ("reverse(x^T) -> reverse(x)^T", "layout",
+     ir("%x = parameter(), arg=0 : f32[6,5]\n%t = transpose(%x), arg=(1, 0) : f32[5,6]\n"
+        "%s = reverse(%t), arg=(0,) : f32[5,6]\n"
+        "%r = reduce(%s), arg=('max', (1,)) : f32[5]\nreturn (%r)"),
+     {**P, "reverse": 1, "reduce": 1}, EXACT),
+    ("pad(x^T) -> pad(x)^T", "layout",
+     ir("%x = parameter(), arg=0 : f32[6,5]\n%v = constant(), arg=0.0 : f32[]\n"
+        "%t = transpose(%x), arg=(1, 0) : f32[5,6]\n"
+        "%s = pad(%t, %v), arg=((1, 0, 0), (0, 2, 1)) : f32[6,13]\n"
+        "%r = reduce(%s), arg=('max', (1,)) : f32[6]\nreturn (%r)"),
+     {**P, "constant": 1, "pad": 1, "reduce": 1}, EXACT),
+    ("cumsum(x^T) -> cumsum(x)^T", "layout",
+     ir("%x = parameter(), arg=0 : f32[6,5,4]\n%t = transpose(%x), arg=(2, 0, 1) : f32[4,6,5]\n"
+        "%s = scan(%t), arg=('max', 2) : f32[4,6,5]\n"
+        "%r = reduce(%s), arg=('max', (0,)) : f32[6,5]\nreturn (%r)"),
+     {**P, "scan": 1, "reduce": 1}, EXACT),
+    ("concatenate(x^T, y^T) -> concatenate(x, y)^T", "layout",
+     ir("%x = parameter(), arg=0 : f32[6,5]\n%y = parameter(), arg=1 : f32[6,3]\n"
+        "%t = transpose(%x), arg=(1, 0) : f32[5,6]\n%u = transpose(%y), arg=(1, 0) : f32[3,6]\n"
+        "%c = concatenate(%t, %u), arg=0 : f32[8,6]\n"
+        "%r = reduce(%c), arg=('max', (1,)) : f32[8]\nreturn (%r)"),
+     {"parameter": 2, "concatenate": 1, "reduce": 1}, EXACT),
+    ("concatenate(x^T, y) with y untransposed: kept", "layout",
+     ir("%x = parameter(), arg=0 : f32[6,5]\n%y = parameter(), arg=1 : f32[3,6]\n"
+        "%t = transpose(%x), arg=(1, 0) : f32[5,6]\n"
+        "%c = concatenate(%t, %y), arg=0 : f32[8,6]\nreturn (%c)"),
+     {"parameter": 2, "concatenate": 1, "transpose": 1}, EXACT),
 ]
 
 

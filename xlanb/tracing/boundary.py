@@ -239,15 +239,16 @@ def strided_step(flat: np.ndarray, array: np.ndarray) -> StridedStep:
 
 def call_params(traced, leaves: Sequence) -> list:
     """The arrays a compiled program takes, from the caller's flattened arguments
-    (datetime64/timedelta64 ones as their int64 counts, Fortran-ordered ones transposed:
-    views, so writes reach them)."""
+    (datetime64/timedelta64 ones as their int64 counts, Fortran-ordered and other non-C
+    contiguous ones transposed into C order: views, so writes reach them)."""
     if not traced.flat_params and not traced.scalar_params and not traced.time_params and \
             not traced.transposed_params:
         return [leaves[i] for i in traced.param_leaves]
     return [flat_memory(leaves[i]) if p in traced.flat_params else
             np.asarray(leaves[i]) if p in traced.scalar_params else
             as_counts(leaves[i]) if p in traced.time_params else
-            leaves[i].T if p in traced.transposed_params else leaves[i]
+            leaves[i].transpose(traced.transposed_params[p]) if p in traced.transposed_params
+            else leaves[i]
             for p, i in enumerate(traced.param_leaves)]
 
 

@@ -17,8 +17,8 @@ from typing import Sequence
 import numpy as np
 
 from .tracer import Tracer
-from .views import (broadcast_strides, element_strides, is_contiguous, keep_order,
-                    strides_in_order)
+from .views import (broadcast_strides, c_strides, concatenated_order, element_strides,
+                    is_contiguous, keep_order, reshape_strides, strides_in_order)
 
 
 def _operand_strides(shape: tuple, inputs: Sequence) -> list[tuple]:
@@ -58,6 +58,45 @@ def with_order(result, order: str | None, inputs: Sequence = (), shape=None):
         axes = c_order
     laid_out = strides_in_order(shape, axes)
     result._strides = laid_out          # explicit: an exact layout (stride_tricks.layout_known)
+    return result
+
+
+def with_concatenated_order(result, inputs: Sequence, shapes: Sequence | None = None):
+    """`result`, np.concatenate's of `inputs` (np.stack's, hstack's...: each taken with
+    `shapes`, where given, the shape NumPy concatenates it in: size-1 axes added), laid out
+    as NumPy lays it out (views.concatenated_order): the inputs' memory order."""
+    if not isinstance(result, Tracer) or result.ndim < 2:
+        return result
+    shapes = shapes or [np.shape(x) for x in inputs]
+    strides = []
+    for x, shape in zip(inputs, shapes):
+        known = x.elem_strides if isinstance(x, Tracer) else \
+            element_strides(x) if isinstance(x, np.ndarray) else c_strides(np.shape(x))
+        known = reshape_strides(np.shape(x), known, shape)
+        if known is None:           # a layout not known: C order, not claimed
+            return result
+        strides.append(known)
+    result._strides = strides_in_order(result.shape, concatenated_order(shapes, strides))
+    return result
+
+
+def with_reduced_order(result, a, axes: Sequence[int], keepdims: bool, operands=()):
+    """`result`, a ufunc reduction of `a` over `axes` (normalized), laid out as NumPy lays
+    it out: the order its iterator walks `a` (and `operands`, a where= mask) in for
+    order='K' (views.keep_order), less the reduced axes or with them as size-1 axes."""
+    if not isinstance(result, Tracer) or result.ndim < 2 or result.root is not None:
+        return result
+    shape = np.shape(a)
+    kept = [d for d in range(len(shape)) if d not in axes]
+    expected = tuple(1 if d in axes else n for d, n in enumerate(shape)) if keepdims \
+        else tuple(shape[d] for d in kept)
+    strides = _operand_strides(shape, (a, *operands))
+    if result.shape != expected or not strides:
+        return result
+    order = keep_order(shape, strides)
+    if not keepdims:
+        order = [kept.index(d) for d in order if d in kept]
+    result._strides = strides_in_order(result.shape, order)
     return result
 
 

@@ -654,9 +654,11 @@ class Traced:
     # their int64 counts: param index -> dtype, output index -> dtype (datetimes/)
     time_params: dict = dataclasses.field(default_factory=dict)
     time_outputs: dict = dataclasses.field(default_factory=dict)
-    # params that take their Fortran-ordered leaf transposed (`leaf.T`, C-ordered, the
-    # caller's memory), which the function sees transposed back (`transposed_argument`)
-    transposed_params: frozenset = frozenset()
+    # param index -> the axes, outer to inner, in which its leaf lies contiguous (not C
+    # order: Fortran-ordered, a transpose, moved axes): the param takes the leaf
+    # transposed into them (C-ordered, the caller's memory), which the function sees
+    # transposed back (`transposed_argument`)
+    transposed_params: dict = dataclasses.field(default_factory=dict)
     # output index -> the axes, outer to inner, of NumPy's contiguous layout of it (2-D
     # and up: `memory_order`), which the caller gets (boundary.py)
     output_orders: dict = dataclasses.field(default_factory=dict)
@@ -802,7 +804,7 @@ class _Arguments:
         grouped = {i: g for g in (self.aliases.groups if self.aliases else ()) for i in g}
         flat_roots: dict = {}
         self.time_params: dict[int, np.dtype] = {}    # param index -> time dtype
-        self.transposed_params: set[int] = set()
+        self.transposed_params: dict[int, tuple[int, ...]] = {}
         for i, leaf in enumerate(leaves):
             _refuse_subclass(i, leaf)
             if is_time_leaf(leaf) and i not in static_leaves:
@@ -827,22 +829,23 @@ class _Arguments:
             elif i in static_leaves:
                 self.traced.append(leaf)
                 continue
-            elif transposed_argument(leaf):
-                tracer = self._transposed_param(i, leaf)
+            elif (axes := transposed_argument(leaf)) is not None:
+                tracer = self._transposed_param(i, leaf, axes)
             else:
                 tracer = self._param(i, leaf)
             self.leaf_of[id(tracer)] = i
             self.traced.append(tracer)
 
-    def _transposed_param(self, i: int, leaf: np.ndarray) -> Tracer:
-        """A Fortran-ordered argument: the program takes `leaf.T` (C-ordered: its kernels
-        index it as they index any parameter, with no copy into C order first), and the
-        function sees that parameter transposed back, a view, so writes reach it."""
+    def _transposed_param(self, i: int, leaf: np.ndarray, axes: tuple[int, ...]) -> Tracer:
+        """An argument contiguous in the order of `axes` (outer to inner), not C order:
+        the program takes `leaf.transpose(axes)` (C-ordered: its kernels index it as they
+        index any parameter, with no copy into C order first), and the function sees that
+        parameter transposed back, a view, so writes reach it."""
         from .views import TransposeStep
-        root = self._param(i, leaf.T)
-        self.transposed_params.add(len(self.param_leaves) - 1)
+        root = self._param(i, leaf.transpose(axes))
+        self.transposed_params[len(self.param_leaves) - 1] = axes
         self.context.argument_leaves[id(root)] = (i, leaf)
-        view = root.view(TransposeStep(tuple(range(leaf.ndim - 1, -1, -1))))
+        view = root.view(TransposeStep(tuple(int(d) for d in np.argsort(axes))))
         self.context.argument_views.add(id(view))   # x.flags.owndata is the argument's
         return view
 
@@ -998,7 +1001,7 @@ def trace(fn: Callable, args: tuple, kwargs: dict | None = None, static_argnums=
                   aliases.key if aliases else None, frozenset(context.scalar_leaves),
                   effects, frozenset(context.flag_leaves), frozenset(bytes_outputs),
                   scalar_outputs, dict(arguments.time_params), time_outputs,
-                  frozenset(arguments.transposed_params), output_orders)
+                  dict(arguments.transposed_params), output_orders)
 
 
 def memory_order(leaf: Tracer) -> tuple[int, ...] | None:
@@ -1014,13 +1017,24 @@ def memory_order(leaf: Tracer) -> tuple[int, ...] | None:
     return order if is_contiguous(leaf.shape, strides, order) else None
 
 
-def transposed_argument(leaf) -> bool:
-    """Whether an argument goes in transposed: a Fortran-ordered (not C-ordered) ndarray of
-    two or more dims, which kernels read in its own memory order as the C-ordered `leaf.T`
-    (a copy into C order first cost more than the kernels: row sums of a 2000x500 one
-    1.8 ms, NumPy 0.31)."""
-    return type(leaf) is np.ndarray and leaf.ndim >= 2 and leaf.size > 1 and \
-        leaf.flags.f_contiguous and not leaf.flags.c_contiguous
+def transposed_argument(leaf) -> tuple[int, ...] | None:
+    """The axes, outer to inner, in which an argument goes in transposed: an ndarray of two
+    or more dims contiguous in an order other than C (Fortran order, `x.T`, moved axes),
+    which kernels read in its own memory order as the C-ordered `leaf.transpose(axes)`
+    (a copy into C order first cost more than the kernels: row sums of a 2000x500
+    Fortran-ordered one 1.8 ms, NumPy 0.31; a mean over axis 1 of a (64, 256, 128) array
+    transposed (2, 0, 1) 10.8 ms, NumPy 0.78); None for the rest."""
+    if type(leaf) is not np.ndarray or leaf.ndim < 2 or leaf.size <= 1 or \
+            leaf.flags.c_contiguous:
+        return None
+    if leaf.flags.f_contiguous:
+        return tuple(range(leaf.ndim - 1, -1, -1))
+    size = leaf.itemsize
+    if any(s <= 0 or s % size for s in leaf.strides):
+        return None
+    strides = [s // size for s in leaf.strides]
+    axes = keep_order(leaf.shape, [strides])
+    return axes if is_contiguous(leaf.shape, strides, axes) else None
 
 
 def _scalar_kind(leaf) -> str | None:

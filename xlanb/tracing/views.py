@@ -134,6 +134,36 @@ def keep_order(shape: Sequence[int], operand_strides: Sequence[Sequence[int]]) -
     return tuple(reversed(perm))
 
 
+def concatenated_order(shapes: Sequence[Sequence[int]],
+                       operand_strides: Sequence[Sequence[int]]) -> tuple:
+    """The axes, outer to inner, of np.concatenate's result from operands of these shapes
+    and element strides (PyArray_CreateMultiSortedStridePerm): keep_order's stable
+    insertion sort, but from C order by decreasing |stride|, where an axis of size 1 in an
+    operand decides nothing for it."""
+    ndim = len(shapes[0])
+    perm = list(range(ndim))
+    for i0 in range(1, ndim):
+        j0, ipos = perm[i0], i0
+        for i1 in range(i0 - 1, -1, -1):
+            j1 = perm[i1]
+            ambiguous, swap = True, False
+            for shape, s in zip(shapes, operand_strides):
+                if shape[j0] != 1 and shape[j1] != 1:
+                    if abs(s[j0]) <= abs(s[j1]):
+                        swap = False
+                    elif ambiguous:
+                        swap = True
+                    ambiguous = False
+            if not ambiguous:
+                if not swap:
+                    break
+                ipos = i1
+        if ipos != i0:
+            perm[ipos + 1:i0 + 1] = perm[ipos:i0]
+            perm[ipos] = j0
+    return tuple(perm)
+
+
 def strides_in_order(shape: Sequence[int], axes: Sequence[int]) -> tuple[int, ...]:
     """Element strides of a new contiguous array whose axes lie outer to inner as `axes`."""
     strides, step = [0] * len(shape), 1

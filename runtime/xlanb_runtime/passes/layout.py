@@ -22,7 +22,17 @@ Rules (the LAYOUT table):
     come out in another order a transpose of the (smaller) result restores it;
   * an elementwise op of transposes (one permutation) and broadcasts computes on the
     untransposed operands, and the transpose moves to its result, towards a consumer
-    that folds it.
+    that folds it;
+  * a reshape of a transpose that only adds or drops size-1 dims (keepdims) is a
+    transpose of the operand so reshaped;
+  * a slice, reverse, pad, scan, concatenate (of transposes by one permutation) and a
+    sort or partition along an axis of a transpose work on the untransposed operand over
+    the remapped dims, and the transpose moves to the result the same way.  Where it
+    reaches an output, the program returns a transpose of its buffer as a view: the
+    memory order NumPy gives the result of these ops on a Fortran-ordered or transposed
+    array (np.cumsum, np.sort, np.diff, np.roll, np.concatenate of `x.T` follow `x`'s
+    memory order), with no relayout copy; a kernel writing it in C order read the input
+    across its memory order.
 Before the table runs, a dot read only through a transpose whose innermost dim is the dot's
 lhs free dim swaps its operands (dot(a, b) = transpose(dot(b, a))): the two transposes
 compose and the consumer reads rows instead of columns.  Autodiff makes these: the
@@ -94,8 +104,13 @@ def argreduce_of_transpose(node: Node, t: Node, x: Node) -> Node:
 def _broadcast_untransposed(b: Node, perm, shape: tuple) -> Node | None:
     """`b` (a broadcast into the transposed shape) as a broadcast into `shape`, the
     untransposed one, or None where its operand's dims would have to reorder.  Size-1
-    dims the broadcast stretches are dropped first (a column's (n, 1) mean)."""
+    dims the broadcast stretches are dropped first (a column's (n, 1) mean); a transpose
+    the broadcast reads is folded into its dims (`x - x.mean(axis=0)` of a Fortran-ordered
+    x: the mean comes out of the folded reduce transposed)."""
     x, dims = b.inputs[0], b.arg
+    if x.op is Op.TRANSPOSE:        # x's dim i is its operand's dim x.arg[i]
+        inverse = _inverse(x.arg)
+        x, dims = x.inputs[0], [dims[inverse[j]] for j in range(x.ndim)]
     kept = [i for i in range(x.ndim) if not (x.shape[i] == 1 and b.shape[dims[i]] != 1)]
     moved = [perm[dims[i]] for i in kept]
     if moved != sorted(moved):
@@ -132,6 +147,65 @@ def elementwise_of_transposes(node: Node) -> Node | None:
     return B.transpose(inner, perm)
 
 
+def _untransposed(t: Node, per_dim) -> list:
+    """`per_dim` (one entry per dim of `t`, a transpose) as entries of t's operand's dims."""
+    moved = [None] * t.ndim
+    for d, entry in enumerate(per_dim):
+        moved[t.arg[d]] = entry
+    return moved
+
+
+def reshape_of_transpose(node: Node, t: Node, x: Node) -> Node | None:
+    """reshape(x^T) adding or dropping size-1 dims only: x without its size-1 dims, then
+    the reshape's size-1 dims last, transposed into the reshape's order."""
+    longs = [d for d in range(t.ndim) if t.shape[d] != 1]
+    if [t.shape[d] for d in longs] != [n for n in node.shape if n != 1]:
+        return None
+    own = [e for e in range(x.ndim) if x.shape[e] != 1]
+    units = iter(range(len(own), node.ndim))
+    moved = iter(own.index(t.arg[d]) for d in longs)
+    perm = [next(units) if n == 1 else next(moved) for n in node.shape]
+    squeezed = B.reshape(x, [x.shape[e] for e in own] + [1] * (node.ndim - len(own)))
+    return B.transpose(squeezed, perm)
+
+
+def slice_of_transpose(node: Node, t: Node, x: Node) -> Node:
+    return B.transpose(B.slice_(x, _untransposed(t, node.arg)), t.arg)
+
+
+def reverse_of_transpose(node: Node, t: Node, x: Node) -> Node:
+    return B.transpose(B.reverse(x, [t.arg[a] for a in node.arg]), t.arg)
+
+
+def pad_of_transpose(node: Node, t: Node, x: Node, value: Node) -> Node:
+    return B.transpose(B.pad(x, value, _untransposed(t, node.arg)), t.arg)
+
+
+def scan_of_transpose(node: Node, t: Node, x: Node) -> Node:
+    kind, axis = node.arg
+    return B.transpose(B.scan(x, kind, t.arg[axis]), t.arg)
+
+
+def concatenate_of_transposes(node: Node) -> Node | None:
+    perms = {tuple(o.arg) if o.op is Op.TRANSPOSE else None for o in node.inputs}
+    if len(perms) != 1 or None in perms:
+        return None
+    (perm,) = perms
+    return B.transpose(B.concatenate([o.inputs[0] for o in node.inputs], perm[node.arg]), perm)
+
+
+_SORTS_ALONG_AXIS = ("np.sort", "np.partition")
+
+
+def sort_of_transpose(node: Node, t: Node, x: Node) -> Node | None:
+    name, params = node.arg
+    params = dict(params)
+    if name not in _SORTS_ALONG_AXIS or params.get("axis") is None:
+        return None
+    params["axis"] = t.arg[params["axis"]]
+    return B.transpose(B.library_call(name, [x], params), t.arg)
+
+
 LAYOUT = Rules([
     (pat(Op.TRANSPOSE, pat(Op.TRANSPOSE, var("x"), name="inner")),
      compose_transposes),                                   # transpose(transpose(x, p), q)
@@ -150,6 +224,21 @@ LAYOUT = Rules([
     #                                                         (argmax(x, p[a]))
     (Pat(ELEMENTWISE), elementwise_of_transposes),          # op(x^T, bcast) ->
     #                                                         op(x, bcast')^T
+    (pat(Op.RESHAPE, pat(Op.TRANSPOSE, var("x"), name="t")),
+     reshape_of_transpose),                                 # reshape(x^T) (size-1 dims) ->
+    #                                                         reshape(x)^T
+    (pat(Op.SLICE, pat(Op.TRANSPOSE, var("x"), name="t")),
+     slice_of_transpose),                                   # slice(x^T) -> slice(x)^T
+    (pat(Op.REVERSE, pat(Op.TRANSPOSE, var("x"), name="t")),
+     reverse_of_transpose),                                 # reverse(x^T) -> reverse(x)^T
+    (pat(Op.PAD, pat(Op.TRANSPOSE, var("x"), name="t"), var("value")),
+     pad_of_transpose),                                     # pad(x^T) -> pad(x)^T
+    (pat(Op.SCAN, pat(Op.TRANSPOSE, var("x"), name="t")),
+     scan_of_transpose),                                    # cumsum(x^T) -> cumsum(x)^T
+    (Pat(frozenset([Op.CONCATENATE])), concatenate_of_transposes),  # concat(x^T, y^T)
+    #                                                         -> concat(x, y)^T
+    (pat(Op.LIBRARY_CALL, pat(Op.TRANSPOSE, var("x"), name="t")),
+     sort_of_transpose),                                    # sort(x^T, a) -> sort(x, p[a])^T
 ])
 
 

@@ -15,7 +15,7 @@ from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
 from ...errors import ShapeMismatchError
-from ..layout import with_order
+from ..layout import with_order, with_reduced_order
 from . import fail, implements, unsupported, unsupported_option
 from .promote import broadcast_shapes, normalize_axes, result_type, to_node, wrap
 from .reductions import abs_squared
@@ -242,4 +242,4 @@ def norm(x, ord=None, axis=None, keepdims=False):
     result = B.unary(Op.SQRT, B.reduce(abs_squared(node), "sum", axes))
     if keepdims:
         result = B.reshape(result, [1 if d in axes else n for d, n in enumerate(node.shape)])
-    return wrap(result)
+    return with_reduced_order(wrap(result), x, axes, bool(keepdims))   # NumPy's add.reduce

@@ -8,16 +8,25 @@ minimum/logical_and/logical_or maps onto the same rules.
 """
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 
 from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
+from ..layout import with_order, with_reduced_order
 from ..tracer import Tracer, current_context
 from . import implements, unsupported
 from .promote import dtype_of, normalize_axes, normalize_axis, scalar, to_node, wrap
 
 _NoValue = np._NoValue
+
+
+def _traced(a) -> Tracer:
+    """`a` as a Tracer, its layout kept (a reduction's result takes the input's order)."""
+    return a if isinstance(a, Tracer) else wrap(to_node(a))
 
 
 def _keep(node: Node, in_shape: tuple[int, ...], axes: tuple[int, ...], keepdims) -> Node:
@@ -84,6 +93,28 @@ def reduce_node(x: Node, kind: str, axis, keepdims=False, dtype=None) -> Node:
     return _keep(B.reduce(x, kind, axes), x.shape, axes, keepdims)
 
 
+def _laid_out(rule):
+    """`rule` (a reduction of `a` over `axis`) whose new result lies in memory as NumPy's
+    (layout.with_reduced_order: the input's order, as a ufunc reduction's), not C order:
+    what `x.strides`, `x.flags` and view-or-copy (`r.reshape(-1)`) see."""
+    signature = inspect.signature(rule)
+
+    @functools.wraps(rule)
+    def reduction(*args, **kwargs):
+        result = rule(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        given = bound.arguments
+        if given.get("out") is not None or not isinstance(result, Tracer) or \
+                result.ndim < 2:
+            return result
+        where = given.get("where", _NoValue)
+        mask = () if where is _NoValue or where is True else (where,)
+        axes = normalize_axes(given["axis"], np.ndim(given["a"]))
+        return with_reduced_order(result, given["a"], axes, given["keepdims"] is True, mask)
+    return reduction
+
+
 def _summation(numpy_fn, kind):
     identity = 0 if kind == "sum" else 1
     combine = Op.ADD if kind == "sum" else Op.MUL
@@ -143,8 +174,8 @@ def _half_in_steps(a, x: Node, kind: str, axis, keepdims) -> Node | None:
     return node
 
 
-sum_ = implements(np.sum)(_summation(np.sum, "sum"))
-prod = implements(np.prod)(_summation(np.prod, "prod"))
+sum_ = implements(np.sum)(_laid_out(_summation(np.sum, "sum")))
+prod = implements(np.prod)(_laid_out(_summation(np.prod, "prod")))
 
 
 def _ordered(numpy_fn, a, kwargs: dict):
@@ -194,8 +225,8 @@ def _extremum(numpy_fn, kind):
     return rule
 
 
-max_ = implements(np.max, np.amax)(_extremum(np.max, "max"))
-min_ = implements(np.min, np.amin)(_extremum(np.min, "min"))
+max_ = implements(np.max, np.amax)(_laid_out(_extremum(np.max, "max")))
+min_ = implements(np.min, np.amin)(_laid_out(_extremum(np.min, "min")))
 
 
 def _boolean(numpy_fn, kind):
@@ -206,11 +237,12 @@ def _boolean(numpy_fn, kind):
     return rule
 
 
-any_ = implements(np.any)(_boolean(np.any, "any"))
-all_ = implements(np.all)(_boolean(np.all, "all"))
+any_ = implements(np.any)(_laid_out(_boolean(np.any, "any")))
+all_ = implements(np.all)(_laid_out(_boolean(np.all, "all")))
 
 
 @implements(np.count_nonzero)
+@_laid_out
 def count_nonzero(a, axis=None, *, keepdims=False):
     x = to_node(a)
     nonzero = B.convert(B.convert(x, bool), np.intp)
@@ -240,6 +272,7 @@ def _divide(total: Node, count: Node, result: np.dtype) -> Node:
 
 
 @implements(np.mean)
+@_laid_out
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
     x = to_node(a)
     if where is _NoValue or where is True:
@@ -287,8 +320,8 @@ def _spread(numpy_fn, take_sqrt: bool):
     return rule
 
 
-var = implements(np.var)(_spread(np.var, False))
-std = implements(np.std)(_spread(np.std, True))
+var = implements(np.var)(_laid_out(_spread(np.var, False)))
+std = implements(np.std)(_laid_out(_spread(np.std, True)))
 
 
 def _argreduce(kind):
@@ -323,7 +356,7 @@ def _log_add_exp_reduce(exp, log):
     NaN gives it (the max is replaced by 0 where not finite), an empty one -inf (the
     identity), as NumPy."""
     def rule(a, axis=0, out=None, keepdims=False):
-        x = wrap(to_node(a))
+        x = _traced(a)
         axes = tuple(range(x.ndim)) if axis is None else normalize_axes(axis, x.ndim)
         if any(x.shape[d] == 0 for d in axes):
             return _with_out(out, np.full(
@@ -343,7 +376,7 @@ _LOG_ADD_EXP_REDUCTIONS = {np.logaddexp: _log_add_exp_reduce(np.exp, np.log),
 def _parity(a, axis=0, out=None, keepdims=False):
     """`np.logical_xor.reduce`: whether an odd number of the values are non-zero (NumPy's
     bool result; False, the identity, for an empty slice)."""
-    x = wrap(to_node(a))
+    x = _traced(a)
     counts = np.sum(x != 0, axis=axis, dtype=np.int64, keepdims=keepdims)
     return _with_out(out, (counts & 1) == 1)
 
@@ -362,8 +395,8 @@ def ufunc_reduce(ufunc, a, axis=0, dtype=None, out=None, keepdims=False, **kwarg
                                                     keepdims=keepdims))
     if rule in (sum_, prod):
         return rule(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-    x = to_node(a) if dtype is None else B.convert(to_node(a), dtype)
-    return rule(wrap(x), axis=axis, out=out, keepdims=keepdims)
+    x = a if dtype is None else with_order(wrap(B.convert(to_node(a), dtype)), "K", (a,))
+    return rule(x, axis=axis, out=out, keepdims=keepdims)
 
 
 @implements(np.average)
@@ -373,20 +406,20 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     weights summing to zero from a run-time check (`xlanb.check_weights`)."""
     x = to_node(a)
     if weights is None:
-        avg = wrap(mean_node(x, axis, keepdims))
+        avg = np.mean(_traced(a), axis, keepdims=keepdims)
         if not returned:
             return avg
         count = x.size if axis is None else int(np.prod(
             [x.shape[d] for d in normalize_axes(axis, x.ndim)], dtype=np.int64))
         return avg, np.full(avg.shape, count, dtype=avg.dtype) if avg.shape else \
             avg.dtype.type(count)
-    return _weighted_average(wrap(x), axis, weights, returned, keepdims)
+    return _weighted_average(_traced(a), axis, weights, returned, keepdims)
 
 
 def _weighted_average(a, axis, weights, returned: bool, keepdims: bool):
     from .library import call
     axes = None if axis is None else normalize_axes(axis, a.ndim)
-    w = wrap(to_node(weights))
+    w = _traced(weights)
     if a.shape != w.shape:                      # NumPy's _weights_are_valid
         if axes is None:
             raise TypeError("Axis must be specified when shapes of a and weights differ.")

@@ -22,6 +22,7 @@ import numpy as np
 from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
+from ..layout import with_order
 from ..tracer import Tracer
 from . import implements, unsupported
 from .library import axis_param, call, check_within, node_of, numpy_check, with_out
@@ -74,10 +75,12 @@ def _scan(name: str, kind: str, nan_identity=None):
         result = _result_dtype(numpy_fn, x, dtype=dtype)
         if not has_scan_form(kind, x, result):
             dtype = None if dtype is None else np.dtype(dtype).name
-            return with_out(out, call(f"np.{name}", [x], axis=axis, dtype=dtype), name)
-        if nan_identity is not None:
-            x = _nan_as(x, nan_identity)
-        return with_out(out, wrap(scan_node(x, kind, axis, result)), name)
+            scanned = call(f"np.{name}", [x], axis=axis, dtype=dtype)
+        else:
+            if nan_identity is not None:
+                x = _nan_as(x, nan_identity)
+            scanned = wrap(scan_node(x, kind, axis, result))
+        return with_out(out, with_order(scanned, "K", (a,)), name)    # NumPy's order
     return rule
 
 
@@ -101,14 +104,16 @@ def _cumulative(name: str, kind: str):
         result = _result_dtype(lambda v, **k: numpy_fn(v, axis=0, **k), node, dtype=dtype)
         if not has_scan_form(kind, node, result):
             dtype = None if dtype is None else np.dtype(dtype).name
-            return with_out(out, call(f"np.{name}", [node], axis=axis, dtype=dtype,
-                                      include_initial=bool(include_initial)), name)
-        scanned = scan_node(node, kind, axis, result)
-        if include_initial:
-            config = [(0, 0, 0)] * node.ndim
-            config[axis] = (1, 0, 0)
-            scanned = B.pad(scanned, scalar(identity, result), config)
-        return with_out(out, wrap(scanned), name)
+            scanned = call(f"np.{name}", [node], axis=axis, dtype=dtype,
+                           include_initial=bool(include_initial))
+        else:
+            scanned = scan_node(node, kind, axis, result)
+            if include_initial:
+                config = [(0, 0, 0)] * node.ndim
+                config[axis] = (1, 0, 0)
+                scanned = B.pad(scanned, scalar(identity, result), config)
+            scanned = wrap(scanned)
+        return with_out(out, with_order(scanned, "K", (x,)), name)
     return rule
 
 
@@ -141,10 +146,11 @@ def accumulate(ufunc: np.ufunc, array, axis=0, dtype=None, out=None):
     if kind is not None:
         result = _result_dtype(ufunc.accumulate, x, dtype=dtype)
         if has_scan_form(kind, x, result):
-            return with_out(out, wrap(scan_node(x, kind, axis, result)), what)
+            return with_out(out, with_order(wrap(scan_node(x, kind, axis, result)), "K",
+                                            (array,)), what)
     dtype = None if dtype is None else np.dtype(dtype).name
     result = call("np.ufunc.accumulate", [x], ufunc=ufunc.__name__, axis=axis, dtype=dtype)
-    return with_out(out, result, what)
+    return with_out(out, with_order(result, "K", (array,)), what)
 
 
 def reduceat(ufunc: np.ufunc, array, indices, axis=0, dtype=None, out=None):

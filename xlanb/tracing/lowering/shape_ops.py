@@ -16,7 +16,7 @@ from xlanb_runtime.ir import Node, Op
 from xlanb_runtime.ir import builder as B
 
 from ...errors import ShapeMismatchError
-from ..layout import with_order
+from ..layout import with_concatenated_order, with_order
 from ..tracer import Tracer
 from ..views import (ReshapeStep, TransposeStep, broadcast_strides, is_contiguous,
                      keep_order)
@@ -243,7 +243,9 @@ def concat_nodes(arrays, axis, dtype=None) -> Node:
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if out is not None:
         raise unsupported_option("concatenate", "out=", "assign the result instead")
-    return wrap(concat_nodes(arrays, axis, dtype))
+    arrays = list(arrays)
+    result = wrap(concat_nodes(arrays, axis, dtype))
+    return result if axis is None else with_concatenated_order(result, arrays)
 
 
 @implements(np.stack)
@@ -258,7 +260,9 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     ndim = len(shapes.pop())
     axis = normalize_axis(axis, ndim + 1)
     dtype = np.dtype(dtype) if dtype is not None else result_type(*arrays)
-    return wrap(concat_nodes([expand_node(to_node(a, dtype), axis) for a in arrays], axis))
+    expanded = [expand_node(to_node(a, dtype), axis) for a in arrays]
+    return with_concatenated_order(wrap(concat_nodes(expanded, axis)), arrays,
+                                   [n.shape for n in expanded])
 
 
 def _atleast(x: Node, ndim: int) -> Node:
@@ -293,15 +297,20 @@ atleast_3d = implements(np.atleast_3d)(_atleast_rule(3))
 
 @implements(np.hstack)
 def hstack(tup, *, dtype=None, casting="same_kind"):
+    tup = list(tup)
     nodes = [_atleast(to_node(a), 1) for a in tup]
     dtype = dtype if dtype is not None else result_type(*tup)
-    return wrap(concat_nodes([wrap(n) for n in nodes], 0 if nodes[0].ndim == 1 else 1, dtype))
+    result = wrap(concat_nodes([wrap(n) for n in nodes], 0 if nodes[0].ndim == 1 else 1, dtype))
+    return with_concatenated_order(result, tup, [n.shape for n in nodes])
 
 
 @implements(np.vstack)
 def vstack(tup, *, dtype=None, casting="same_kind"):
+    tup = list(tup)
     dtype = dtype if dtype is not None else result_type(*tup)
-    return wrap(concat_nodes([wrap(_atleast(to_node(a), 2)) for a in tup], 0, dtype))
+    nodes = [_atleast(to_node(a), 2) for a in tup]
+    return with_concatenated_order(wrap(concat_nodes([wrap(n) for n in nodes], 0, dtype)),
+                                   tup, [n.shape for n in nodes])
 
 
 @implements(np.append)
@@ -539,7 +548,7 @@ def roll(a, shift, axis=None):
         k = int(s) % n
         if k:
             x = B.concatenate([slice_axis(x, ax, n - k, n), slice_axis(x, ax, 0, n - k)], ax)
-    return wrap(x)
+    return with_order(wrap(x), "K", (a,))       # NumPy fills an empty_like(a)
 
 
 @implements(np.repeat)
@@ -595,9 +604,10 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     x = to_node(a)
     axis = normalize_axis(axis, x.ndim)
     if prepend is not np._NoValue or append is not np._NoValue:
-        x = to_node(_with_ends(a, x.shape, axis, prepend, append))
+        a = _with_ends(a, x.shape, axis, prepend, append)
+        x = to_node(a)
     for _ in range(n):
         size = x.shape[axis]
         hi, lo = slice_axis(x, axis, min(1, size), size), slice_axis(x, axis, 0, max(size - 1, 0))
         x = B.binary(Op.NE if x.dtype == np.bool_ else Op.SUB, hi, lo)
-    return wrap(x)
+    return with_order(wrap(x), "K", (a,), shape=np.shape(a))   # a ufunc on views of `a`

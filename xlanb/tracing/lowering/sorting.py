@@ -21,11 +21,12 @@ import numpy as np
 from ...errors import UnsupportedNumPyFunctionError
 from xlanb_runtime.ir import builder as B
 
+from ..layout import with_order, with_reduced_order
 from ..tracer import Tracer
 from . import fail, implements, unsupported
 from .library import (axis_param, call, check_within, implements_library, node_of,
                       numpy_check, refuse_data_dependent, static_param, with_out)
-from .promote import to_node, wrap
+from .promote import normalize_axes, to_node, wrap
 
 BINCOUNT_DETAIL = ("the output's length is max(x) + 1, which depends on the values; "
                    "with minlength= above every value it is minlength")
@@ -86,7 +87,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     _no_order(order, "np.sort")
     _check_kind(kind, stable)
     x, axis = _sort_axis(a, axis)
-    return call("np.sort", [x], axis=axis, kind=kind, stable=stable)
+    return with_order(call("np.sort", [x], axis=axis, kind=kind, stable=stable), "K", (a,))
 
 
 @implements_library(np.argsort)
@@ -114,7 +115,8 @@ def _kth(kth, x, axis):
 def partition(a, kth, axis=-1, kind="introselect", order=None):
     _no_order(order, "np.partition")
     x, axis = _sort_axis(a, axis)
-    return call("np.partition", [x], kth=_kth(kth, x, axis), axis=axis, kind=kind)
+    return with_order(call("np.partition", [x], kth=_kth(kth, x, axis), axis=axis, kind=kind),
+                      "K", (a,))          # NumPy sorts a copy in the input's order
 
 
 @implements_library(np.argpartition)
@@ -140,7 +142,11 @@ def searchsorted(a, v, side="left", sorter=None):
 def _median(name: str, func):
     def rule(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         x = node_of(a)
-        result = call(name, [x], axis=axis_param(axis, x.ndim), keepdims=bool(keepdims))
+        axis = axis_param(axis, x.ndim)
+        result = call(name, [x], axis=axis, keepdims=bool(keepdims))
+        if out is None:              # a reduction of a partitioned copy: the input's order
+            result = with_reduced_order(result, a, normalize_axes(axis, x.ndim),
+                                        bool(keepdims))
         return with_out(out, result, name)
     return rule
 

@@ -38,8 +38,8 @@ import numpy as np
 
 from .ir import Graph, Node, Op
 from .ir.interpret import is_token
-from .codegen.cpu import (kernel_region_update, region_needs_staging, same_region,
-                          stores_in_one_loop)
+from .codegen.cpu import (kernel_region_update, region_needs_staging, region_update,
+                          same_region, stores_in_one_loop)
 from .ir.ops import CONTROL_FLOW, ELEMENTWISE
 from .passes.fusion import FusionPlan
 from .passes.numpy_ufuncs import in_place_base
@@ -211,12 +211,19 @@ def _whole_buffer(base: Node, root: Node, storage: dict[int, Storage]) -> bool:
 
 def _scattered_toward(node: Node, final: Node | None) -> bool:
     """Whether `final` (the value written back into a parameter) is `node`, or `node`
-    after further scatters into it: `x[i] = v; x[i] += 1` scatters twice into x, and
-    the first may take x's buffer as the second does (later kernels still reading x's
-    old value, or an output of the first, keep it from doing so: `_update_in_place`)."""
-    while final is not None and final is not node and final.op in (Op.SCATTER,
-                                                                   Op.SCATTER_ADD):
-        final = final.inputs[0]
+    after further scatters or region updates into it: `x[i] = v; x[i] += 1` scatters
+    twice into x, and the first may take x's buffer as the second does (later kernels
+    still reading x's old value, or an output of the first, keep it from doing so:
+    `_update_in_place`).  Ghost cells, `u[:, 0] = u[:, -2]; u[:, -1] = u[:, 1]; ...`,
+    are four region updates: the first copied all of u into a new buffer, which the call
+    then copied back (1024x1024 float64: 1.2 ms, NumPy 0.017)."""
+    while final is not None and final is not node:
+        if final.op in (Op.SCATTER, Op.SCATTER_ADD):
+            final = final.inputs[0]
+        elif (update := region_update(final)) is not None:
+            final = update[0]
+        else:
+            return False
     return final is node
 
 

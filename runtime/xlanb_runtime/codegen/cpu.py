@@ -27,6 +27,7 @@ import contextlib
 import functools
 import hashlib
 import inspect
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1879,8 +1880,9 @@ def region_value_is_local(kernel: Kernel, update) -> bool:
     """Whether v of the kernel's `x[a:b] = v` reads x only at the element it replaces:
     through a slice of exactly the region, then only elementwise ops and reshapes (a
     broadcast, reduction or shifted read of x would read elements already overwritten
-    in place).  Then v is written straight into the region; else it is staged
-    (`gen_region_update`)."""
+    in place), or through a slice of elements outside the region, which no store of the
+    kernel changes (ghost cells: `u[:, 0] = u[:, -2]`).  Then v is written straight into
+    the region; else it is staged (`gen_region_update`)."""
     base, value, lows = update
     padded, mask = kernel.root.inputs[1], kernel.root.inputs[0]
     derived: set[int] = set()                  # kernel nodes computed from x
@@ -1888,6 +1890,9 @@ def region_value_is_local(kernel: Kernel, update) -> bool:
         reads = [i for i in node.inputs if i is base or id(i) in derived]
         if not reads or node is kernel.root:
             continue
+        if node.op is Op.SLICE and node.inputs[0] is base and \
+                _slice_outside_region(node, lows, value.shape):
+            continue                           # reads only elements nothing overwrites
         if any(i is base for i in node.inputs):
             if not _same_region_slice(node, lows, value.shape):
                 return False
@@ -1919,6 +1924,25 @@ def same_region(a, b) -> bool:
         same_place(x, y) if isinstance(x, Node) and isinstance(y, Node) else
         not isinstance(x, Node) and not isinstance(y, Node) and x == y
         for x, y in zip(a[2], b[2]))
+
+
+def _slice_outside_region(node: Node, lows, shape) -> bool:
+    """Whether a static slice of x reads no element of the region (placed at `lows`, of
+    `shape`): along some dimension their indices do not meet (apart, or interleaved:
+    `x[::2]` against `x[1::2]`, two progressions whose starts differ by no multiple of
+    the steps' gcd)."""
+    for (start, stop, step), low, n in zip(node.arg, lows, shape):
+        if isinstance(low, Node):
+            continue                           # placed at run time: may meet anywhere
+        first, every = (low, 1) if isinstance(low, (int, np.integer)) else (low.low, low.step)
+        region = range(first, first + every * n, every)
+        read = range(start, stop, step)
+        if not read or not region or read[-1] < region[0] or region[-1] < read[0] or \
+                (start - first) % math.gcd(step, every):
+            return True
+        if len(read) * len(region) <= 1 << 16 and not set(read).intersection(region):
+            return True
+    return False
 
 
 def _same_region_slice(node: Node, lows, shape) -> bool:

@@ -453,14 +453,19 @@ class _Planner:
         return False
 
     def _memory_readers(self, kernel: Kernel, node: Node) -> list[Node]:
-        """Users of `node` outside `kernel` that will read it from memory.  Kernels are
-        planned consumers first: a user inside planned kernels that all compute `node`
-        themselves (a recomputed tanh, say) reads nothing."""
+        """Users of `node` that will read it from memory: outside `kernel`, or inside it
+        and recomputed in a planned kernel that reads `node` (a select a reduction
+        recomputes from a product this dot kernel would fuse: the product is computed
+        twice unless written).  Kernels are planned consumers first: a user inside
+        planned kernels that all compute `node` themselves (a recomputed tanh, say) reads
+        nothing."""
         readers = []
         for user in self.users[id(node)]:
+            homes = [home for home in self.computed_in.get(id(user), []) if home is not kernel]
             if kernel.contains(user):
+                if any(not home.contains(node) for home in homes):
+                    readers.append(user)
                 continue
-            homes = self.computed_in.get(id(user), [])
             if not (homes and all(home.contains(node) for home in homes)):
                 readers.append(user)
         return readers

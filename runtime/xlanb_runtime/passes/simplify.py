@@ -306,6 +306,32 @@ def drop_trivial_reverse(node: Node, x: Node) -> Node | None:
     return x if all(x.shape[a] <= 1 for a in node.arg) else None
 
 
+def compose_reverses(node: Node, x: Node) -> Node:
+    """reverse(reverse(x, a), b): x reversed along the axes in one of a and b only."""
+    return B.reverse(x, sorted(set(node.inputs[0].arg) ^ set(node.arg)))
+
+
+def elementwise_of_reverses(node: Node) -> Node | None:
+    """op(reverse(x), reverse(y), splat) as reverse(op(x, y, splat)), all reversed along
+    the same axes: `x[::-1] = x` then an update through `x[::-1]` is a region update of
+    x reversed, which codegen writes in place, not a select of reversed pads (whose
+    operands fusion then writes out whole)."""
+    axes = {o.arg for o in node.inputs if o.op is Op.REVERSE}
+    if len(axes) != 1 or node.ndim == 0:
+        return None
+    (along,) = axes
+    inputs = []
+    for operand in node.inputs:
+        if operand.op is Op.REVERSE:
+            inputs.append(operand.inputs[0])
+        elif splat_value(operand) is not None:
+            inputs.append(operand)
+        else:
+            return None
+    return B.reverse(Node(node.op, tuple(inputs), node.shape, node.dtype, node.arg,
+                          node.loc), along)
+
+
 def zero_unless_float(x: Node) -> Node | None:
     return None if x.dtype.kind in "fc" else splat(0, x)     # complex holds NaN/Inf too
 
@@ -422,6 +448,10 @@ SIMPLIFY = Rules([
      lambda node, x: B.reshape(x, node.shape)),                #   reshape(x)
     (pat(Op.TRANSPOSE, pat(Op.TRANSPOSE, var("x"), name="inner")),   # transpose(transpose(x,
      compose_transposes),                                            #   p), q) -> x^p[q]
+    (pat(Op.REVERSE, pat(Op.REVERSE, var("x"))), compose_reverses),  # reverse(reverse(x))
+    #                                                                  -> x
+    (Pat(ELEMENTWISE), elementwise_of_reverses),               # op(rev(x), rev(y)) ->
+    #                                                            rev(op(x, y))
     # data movement: drop identities (the builder never makes them; hand-written IR can)
     (pat(Op.RESHAPE, var("x")), same_type),                    # reshape(x) to x.shape -> x
     (pat(Op.BROADCAST, var("x")), same_type),                  # bcast(x) to x.shape -> x

@@ -482,3 +482,28 @@ def test_a_strided_slice_update_writes_only_the_lattice_in_place(fn):
     source = _driver(fn, _strided_arguments(fn))
     assert "_empty((24,)" not in source and "_empty((6, 8)" not in source, source
     assert "pad" not in source, source
+
+
+def test_an_empty_argument_written_in_place_is_numpys_no_op():
+    """NumPy gives np.zeros((0, 3)) strides (0, 0): taken as elements overlapping each
+    other, a write into it raised AliasingError where NumPy writes nothing."""
+    def fill(x):
+        np.fill_diagonal(x, 3.0)
+        x += 1.0
+
+    for shape in ((0, 3), (4, 0)):
+        x = np.zeros(shape)
+        xlanb.jit(fill)(x)
+        assert x.shape == shape
+
+
+def test_fill_diagonal_of_integers_with_inf_raises_numpys_error():
+    """np.fill_diagonal(int_array, -np.inf) raises NumPy's OverflowError (it was an
+    internal compiler error)."""
+    def fill(x):
+        y = x * 2
+        np.fill_diagonal(y, -np.inf)
+        return y
+
+    with pytest.raises(OverflowError, match="infinity"):
+        xlanb.jit(fill)(np.zeros((3, 3), np.int32))

@@ -718,3 +718,23 @@ def test_a_row_value_only_later_stages_read_stays_one_row(name, text, threads):
     n = graph.params[0].shape[-1]
     for g, e in zip(executable.run(args), interpret(graph, args)):
         assert_close(g, e, n=n, scale=graph_scale(graph, args))
+
+
+def test_a_dot_whose_epilogue_another_kernel_recomputes_is_computed_once():
+    """np.fill_diagonal(s, -inf) of s = x @ x.T, then s.argmax(1) and s.max(1): the max's
+    kernel recomputed the masked s from the product, which the dot kernel (masking it
+    for the argmax) kept to itself, so a second kernel computed the product again (two
+    2000x2000x64 GEMMs).  The product is now the dot kernel's extra output."""
+    def cosine_top1(x):
+        xn = x / np.linalg.norm(x, axis=1, keepdims=True)
+        s = xn @ xn.T
+        np.fill_diagonal(s, -np.inf)
+        return s.argmax(1), s.max(1)
+
+    x = np.random.default_rng(7).standard_normal((60, 8))
+    compiled = xlanb.jit(cosine_top1, tiered=False).lower(x).compile()
+    (index, best), (want_index, want_best) = compiled(x), cosine_top1(x)
+    np.testing.assert_array_equal(index, want_index)
+    assert_close(best, want_best)
+    assert [k.kind for k in compiled.kernels].count("dot") == 1, \
+        [k.kind for k in compiled.kernels]

@@ -141,3 +141,50 @@ def test_two_writes_of_one_region_per_trip_update_in_place():
              if hasattr(d, "source")]
     # every write of a slab lands in c's or d's own buffer: no trip makes a new array
     assert loops and not any("_empty((5, 6, 20)" in source for source in loops)
+
+
+def periodic_ghost_cells(u):
+    u[:, 0] = u[:, -2]
+    u[:, -1] = u[:, 1]
+    u[0, :] = u[-2, :]
+    u[-1, :] = u[1, :]
+
+
+def haar_lifting(x):
+    x[1::2] -= x[::2]
+    x[::2] += 0.5 * x[1::2]
+
+
+def test_a_chain_of_region_updates_writes_the_argument_in_place():
+    """Four region updates of an argument: the first copied all of it into a new buffer,
+    which the call copied back (1024x1024: 1.2 ms for NumPy's 0.013).  Each region update
+    now takes the argument's buffer, as a chain of scatters does."""
+    u = np.random.default_rng(3).standard_normal((40, 30))
+    compiled = _check(periodic_ghost_cells, (u,))
+    driver = compiled.executable.driver_source
+    assert "_empty(" not in driver and "s[0]" not in driver, driver
+
+
+def test_a_region_update_reading_elements_outside_it_is_not_staged():
+    """`u[:, 0] = u[:, -2]` and `x[1::2] -= x[::2]` (interleaved progressions) read only
+    elements the update does not write: v goes straight into the region, with no
+    temporary holding it first (Haar lifting 1e6: 0.48x NumPy staged, 1.8x now)."""
+    for fn, arg in ((haar_lifting, np.random.default_rng(4).standard_normal(1000)),
+                    (periodic_ghost_cells, np.random.default_rng(5).standard_normal((9, 7)))):
+        compiled = _check(fn, (arg,))
+        for kernel in compiled.kernels:
+            assert "empty((" not in kernel.source, kernel.source
+
+
+def test_a_region_update_through_a_reversed_view_is_one_update_of_the_array():
+    """`x[::-1] = x` then `x[-2::-3] *= 0.5`: the second update was a select of reversed
+    pads, whose operands fusion wrote out whole (two 1e6 arrays) before a second kernel
+    read them reversed; reverse(reverse(x)) is now x and the update a region update."""
+    def negative_steps(x):
+        x[::-1] = x
+        x[-2::-3] *= 0.5
+        return x
+
+    compiled = _check(negative_steps, (np.random.default_rng(6).standard_normal(1000),))
+    assert len(compiled.kernels) == 2
+    assert "reverse" not in compiled.kernels[0].source.split("\n")[0]

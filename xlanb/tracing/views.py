@@ -183,7 +183,10 @@ def broadcast_strides(shape: Sequence[int], operand_shape: Sequence[int],
 def overlaps_itself(shape: Sequence[int], strides: Sequence[int]) -> bool:
     """Whether two elements may share memory (in any unit): True unless, with the axes of
     more than one element sorted by |stride|, each stride steps over everything the inner
-    axes span (NumPy's arrays and views always do; `as_strided` may not)."""
+    axes span (NumPy's arrays and views always do; `as_strided` may not).  An empty
+    array has no elements to share (NumPy gives np.zeros((0, 3)) strides (0, 0))."""
+    if 0 in tuple(shape):
+        return False
     span = 0
     for n, s in sorted(((n, abs(s)) for n, s in zip(shape, strides) if n > 1),
                        key=lambda item: item[1]):

@@ -72,6 +72,9 @@ def fill_diagonal(a, val, wrap=False):
     if wrap and dest.ndim == 2 and dest.shape[0] > dest.shape[1] + 1:
         from . import unsupported_option
         raise unsupported_option("fill_diagonal", "wrap=True", "leave it False")
+    if not isinstance(val, Tracer):      # NumPy's own error: inf or NaN into integers
+        from .library import numpy_check
+        numpy_check(np.fill_diagonal, np.zeros((1,) * dest.ndim, dest.dtype), val)
     diagonal = None
     for axis in range(dest.ndim):
         index = B.iota(dest.shape, np.int64, axis)

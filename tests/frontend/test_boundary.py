@@ -913,6 +913,8 @@ _INPUT_ORDER_RESULTS = {   # NumPy lays these out in their input's memory order
     "average weighted": lambda x: np.average(x, axis=1, weights=np.abs(x) + 1),
     "logaddexp.reduce": lambda x: np.logaddexp.reduce(x, axis=2),
     "add.reduce of a sort": lambda x: np.add.reduce(np.sort(x, axis=0), axis=1),
+    "np.pad (F where x is F)": lambda x: np.pad(x, 1) * 2,
+    "np.pad edge": lambda x: np.pad(x, ((0, 1), (2, 0), (1, 1)), mode="edge"),
 }
 
 

@@ -45,11 +45,12 @@ def with_order(result, order: str | None, inputs: Sequence = (), shape=None):
             any(result is x for x in inputs):
         return result
     c_order = tuple(range(result.ndim))
-    strides = _operand_strides(shape or result.shape, inputs)
+    operands = shape or result.shape
+    strides = _operand_strides(operands, inputs)
     shape = result.shape
     if order == "A":
-        order = "F" if len(strides) == 1 and is_contiguous(shape, strides[0], c_order[::-1]) \
-            and not is_contiguous(shape, strides[0], c_order) else "C"
+        order = "F" if len(strides) == 1 and is_contiguous(operands, strides[0], c_order[::-1]) \
+            and not is_contiguous(operands, strides[0], c_order) else "C"
     if order == "F":
         axes = c_order[::-1]
     elif order in ("K", None) and strides:

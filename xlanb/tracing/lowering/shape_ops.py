@@ -511,13 +511,16 @@ array_split = implements(np.array_split)(_split("array_split", False))
 def pad(array, pad_width, mode="constant", **kwargs):
     """Constant padding is a pad op; the modes that copy elements (edge, reflect, symmetric,
     wrap) read x through an index map per axis, np.pad of arange(n) itself: a gather
-    that fuses with the consumer, with NumPy's own answer for every width."""
+    that fuses with the consumer, with NumPy's own answer for every width.  The result
+    is Fortran-ordered where x is (and not also C-ordered), as NumPy's `_pad_simple`
+    allocates it."""
     x = to_node(array)
     value = kwargs.pop("constant_values", 0)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
     if mode == "constant" and not kwargs and np.ndim(value) == 0:
         config = [(int(lo), int(hi), 0) for lo, hi in widths]
-        return wrap(B.pad(x, scalar(value, x.dtype), config))
+        return with_order(wrap(B.pad(x, scalar(value, x.dtype), config)), "A", (array,),
+                          shape=x.shape)
     if mode not in _COPYING_PAD_MODES or (widths < 0).any() or \
             any(n == 0 for n in x.shape) or set(kwargs) - {"reflect_type"} or \
             kwargs.get("reflect_type", "even") != "even":   # "odd" computes new values
@@ -526,7 +529,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         if lo or hi:
             index = np.pad(np.arange(x.shape[axis]), (lo, hi), mode=mode)
             x = B.gather(x, B.constant(index.astype(np.int64)), axis)
-    return wrap(x)
+    return with_order(wrap(x), "A", (array,), shape=np.shape(array))
 
 
 _COPYING_PAD_MODES = ("edge", "reflect", "symmetric", "wrap")

@@ -111,27 +111,11 @@ def keep_order(shape: Sequence[int], operand_strides: Sequence[Sequence[int]]) -
     a ufunc lays out its result in it."""
     ndim = len(shape)
     strides = [[0 if shape[d] == 1 else s[d] for d in range(ndim)] for s in operand_strides]
-    perm = list(range(ndim - 1, -1, -1))        # the iterator's axes: innermost first
-    for i0 in range(1, ndim):
-        j0, ipos = perm[i0], i0
-        for i1 in range(i0 - 1, -1, -1):
-            j1 = perm[i1]
-            ambiguous, swap = True, False
-            for s in strides:
-                if s[j0] != 0 and s[j1] != 0:
-                    if abs(s[j1]) <= abs(s[j0]):
-                        swap = False            # on a conflict C order wins
-                    elif ambiguous:
-                        swap = True
-                    ambiguous = False
-            if not ambiguous:
-                if not swap:
-                    break
-                ipos = i1
-        if ipos != i0:
-            perm[ipos + 1:i0 + 1] = perm[ipos:i0]
-            perm[ipos] = j0
-    return tuple(reversed(perm))
+
+    def swap(j0: int, j1: int) -> bool | None:
+        return _vote((s[j0], s[j1]) for s in strides if s[j0] != 0 and s[j1] != 0)
+    # the iterator's axes: innermost first
+    return tuple(reversed(_insertion_sort(list(range(ndim - 1, -1, -1)), swap)))
 
 
 def concatenated_order(shapes: Sequence[Sequence[int]],
@@ -140,28 +124,43 @@ def concatenated_order(shapes: Sequence[Sequence[int]],
     and element strides (PyArray_CreateMultiSortedStridePerm): keep_order's stable
     insertion sort, but from C order by decreasing |stride|, where an axis of size 1 in an
     operand decides nothing for it."""
-    ndim = len(shapes[0])
-    perm = list(range(ndim))
-    for i0 in range(1, ndim):
+    def swap(j0: int, j1: int) -> bool | None:
+        return _vote((s[j1], s[j0]) for shape, s in zip(shapes, operand_strides)
+                     if shape[j0] != 1 and shape[j1] != 1)
+    return tuple(_insertion_sort(list(range(len(shapes[0]))), swap))
+
+
+def _vote(pairs) -> bool | None:
+    """NumPy's stride comparison of two axes over the operands that have both, as
+    (stride of the axis being placed, stride of the one it may pass): None where no
+    operand decides, else whether it passes (the first operand that says so, unless a
+    later one disagrees)."""
+    decided, swap = False, False
+    for placed, other in pairs:
+        if abs(other) <= abs(placed):
+            swap = False
+        elif not decided:
+            swap = True
+        decided = True
+    return swap if decided else None
+
+
+def _insertion_sort(perm: list, swap) -> list:
+    """NumPy's stable insertion sort of axes: `swap(j0, j1)` says whether axis j0 moves
+    before j1 (None: undecided, look further back)."""
+    for i0 in range(1, len(perm)):
         j0, ipos = perm[i0], i0
         for i1 in range(i0 - 1, -1, -1):
-            j1 = perm[i1]
-            ambiguous, swap = True, False
-            for shape, s in zip(shapes, operand_strides):
-                if shape[j0] != 1 and shape[j1] != 1:
-                    if abs(s[j0]) <= abs(s[j1]):
-                        swap = False
-                    elif ambiguous:
-                        swap = True
-                    ambiguous = False
-            if not ambiguous:
-                if not swap:
-                    break
-                ipos = i1
+            moves = swap(j0, perm[i1])
+            if moves is None:
+                continue
+            if not moves:
+                break
+            ipos = i1
         if ipos != i0:
             perm[ipos + 1:i0 + 1] = perm[ipos:i0]
             perm[ipos] = j0
-    return tuple(perm)
+    return perm
 
 
 def strides_in_order(shape: Sequence[int], axes: Sequence[int]) -> tuple[int, ...]:

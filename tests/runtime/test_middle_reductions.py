@@ -42,3 +42,17 @@ def test_middle_axis_reduction_matches_numpy(name):
                     want if isinstance(want, tuple) else [want]):
         assert np.asarray(g).dtype == np.asarray(w).dtype
         np.testing.assert_allclose(g, w, rtol=2e-6, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("axis", [None, 0, 1, 2, (0, 1), (1, 2)])
+def test_max_and_min_propagate_a_nan_wherever_it_is(axis, dtype):
+    """NaN-propagating max/min (codegen/cpu.py `_cpu_accumulator`, new value first) give
+    NaN whether the NaN is the first element an accumulator sees, a later one or the last,
+    in every loop form (full, row, column, middle axes), and the plain max elsewhere."""
+    x = RNG.standard_normal((6, 5, 40)).astype(dtype)
+    for index in [(0, 0, 0), (3, 2, 17), (5, 4, 39), (0, 4, 39), (5, 0, 0)]:
+        x[index] = np.nan
+    fn = xlanb.jit(lambda x: (x.max(axis=axis), x.min(axis=axis), np.ptp(x, axis=axis)))
+    for got, want in zip(fn(x), (x.max(axis=axis), x.min(axis=axis), np.ptp(x, axis=axis))):
+        np.testing.assert_array_equal(got, want)

@@ -1768,10 +1768,14 @@ def _accumulator(red: Node) -> tuple[str, str, str]:
 
 def _cpu_accumulator(red: Node) -> tuple[str, str, str]:
     """_accumulator, with float max/min combined by the vectorizing NaN-propagating
-    intrinsics (the CUDA target keeps the compare-and-select form)."""
+    intrinsics (the CUDA target keeps the compare-and-select form).  The new value comes
+    first: without AVX-512, x86 lowers maximum(a, v) to `a if a is NaN else max`, and an
+    accumulator `a` loaded from and stored to memory then becomes a masked store
+    (vmaskmovps), microcoded on AMD's Zen: column max/min of 2000x512 float32 0.8 ms
+    against NumPy's 0.3; with the NaN test on `v` it is a plain store."""
     acc_dtype, init, combine = _accumulator(red)
     if red.arg[0] in ("max", "min") and red.dtype in (np.float32, np.float64):
-        combine = ("fmaximum" if red.arg[0] == "max" else "fminimum") + "({a}, {v})"
+        combine = ("fmaximum" if red.arg[0] == "max" else "fminimum") + "({v}, {a})"
     return acc_dtype, init, combine
 
 

@@ -3,7 +3,7 @@ tuned for, each result and argument checked against NumPy first.
 
     python benchmarks/bench_heldout.py                  # single-thread mode
     python benchmarks/bench_heldout.py --filter arctan  # kernels whose name contains it
-    python benchmarks/bench_heldout.py --batch 2        # one batch only (1 to 7)
+    python benchmarks/bench_heldout.py --batch 2        # one batch only (1 to 8)
 
 Per kernel: whether xlanb's outputs and arguments after the call match NumPy's (outputs
 and every argument, with NumPy's own call on copies of the same arrays; float tolerance by
@@ -30,8 +30,8 @@ if __name__ == "__main__":
     _parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     _parser.add_argument("--threads", type=int, default=1)
     _parser.add_argument("--filter", default="", help="run the kernels whose name contains it")
-    _parser.add_argument("--batch", type=int, choices=(1, 2, 3, 4, 5, 6, 7), default=None,
-                         help="one batch only (heldout_kernels.py, heldout_kernels_2.py .. _7)")
+    _parser.add_argument("--batch", type=int, choices=(1, 2, 3, 4, 5, 6, 7, 8), default=None,
+                         help="one batch only (heldout_kernels.py, heldout_kernels_2.py .. _8)")
     _parser.add_argument("--repeats", type=int, default=9)
     _parser.add_argument("--min-seconds", type=float, default=0.5)
     ARGS = _parser.parse_args()
@@ -47,11 +47,12 @@ import heldout_kernels_4  # noqa: E402
 import heldout_kernels_5  # noqa: E402
 import heldout_kernels_6  # noqa: E402
 import heldout_kernels_7  # noqa: E402
+import heldout_kernels_8  # noqa: E402
 
 BATCHES = {1: heldout_kernels.KERNELS, 2: heldout_kernels_2.KERNELS,
            3: heldout_kernels_3.KERNELS, 4: heldout_kernels_4.KERNELS,
            5: heldout_kernels_5.KERNELS, 6: heldout_kernels_6.KERNELS,
-           7: heldout_kernels_7.KERNELS}
+           7: heldout_kernels_7.KERNELS, 8: heldout_kernels_8.KERNELS}
 
 
 def _leaves(value) -> list:

@@ -32,6 +32,7 @@ from .ir import Graph, Op, interpret, print_graph
 from .passes import LOWERING_PIPELINE, OPTIMIZE_PIPELINE, run_pipeline, timed
 from .passes import cost_model
 from .passes.fusion import FusionPlan, plan_fusion
+from .passes.check_merge import merge_moving_checks
 from .passes.loop_reroll import reroll_loops
 from .passes.loop_to_matmul import loops_to_matmul
 from .passes.numpy_ufuncs import numpy_ufunc_kernels
@@ -230,7 +231,9 @@ def _compile_program(graph: Graph, target: str, options: CompileOptions,
 
 def _reroll(graph: Graph, options: CompileOptions, report: CompileReport) -> Graph:
     """`loop-to-matmul`, then `loop-reroll` (CPU): unrolled copies of a Python loop's body
-    become one product, or a loop node."""
+    become one product, or a loop node.  First, per-trip range checks of one array's
+    elements become one check (check_merge.py), so they do not keep every copy live."""
+    graph = merge_moving_checks(graph)
     if "loop-to-matmul" not in options.disabled_passes:
         start, before, decisions = time.perf_counter(), len(graph.nodes), []
         rewritten = loops_to_matmul(graph, decisions)

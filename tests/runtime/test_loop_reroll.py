@@ -446,3 +446,46 @@ def test_a_loop_around_rolled_loops_rolls_too():
     top = [line for line in text.splitlines() if " = loop(" in line and "|" not in line]
     nested = [line for line in text.splitlines() if " = loop(" in line and "|" in line]
     assert 1 <= len(top) <= 3 and nested        # rows around rolled columns
+
+
+def hmm_forward(log_pi, log_a, log_b, obs):
+    """A loop reading an element of an index array per trip (`obs[t]`): each trip's index
+    is range-checked at run time (check_merge.py merges the checks)."""
+    alpha = log_pi + log_b[:, obs[0]]
+    for t in range(1, len(obs)):
+        s = alpha[:, None] + log_a
+        m = s.max(0)
+        alpha = m + np.log(np.exp(s - m).sum(0)) + log_b[:, obs[t]]
+    return alpha
+
+
+def _hmm_args(steps: int):
+    rng = np.random.default_rng(5)
+    a, b = rng.random((4, 4)), rng.random((4, 6))
+    return [np.log(np.full(4, 0.25)), np.log(a / a.sum(1, keepdims=True)),
+            np.log(b / b.sum(1, keepdims=True)), rng.integers(-6, 6, steps)]
+
+
+def test_a_loop_indexing_by_each_element_of_an_index_array_rolls():
+    """Each trip's range check of `obs[t]` is a program output; merged into one check of
+    `obs[1:]`, the copies roll (they did not: 3 kernels a trip)."""
+    args = _hmm_args(24)
+    jitted = xlanb.jit(hmm_forward, tiered=False)
+    assert_close(jitted(*args), hmm_forward(*args))
+    text = jitted.lower(*args).compile().as_text()
+    assert text.count(" = loop(") == 1
+    assert text.count("xlanb.check_range") == 2      # obs[0], and obs[1:] once
+
+
+@pytest.mark.parametrize("bad", [{3: 6}, {0: -7}, {23: 9}, {5: 8, 17: -9}, {9: -7, 4: 100}])
+def test_merged_element_checks_raise_numpys_first_error(bad):
+    """An index out of bounds at any trip raises NumPy's IndexError with NumPy's value:
+    the first offending trip's where several are."""
+    args = _hmm_args(24)
+    for t, value in bad.items():
+        args[3][t] = value
+    with pytest.raises(IndexError) as want:
+        hmm_forward(*args)
+    with pytest.raises(IndexError) as got:
+        xlanb.jit(hmm_forward, tiered=False)(*args)
+    assert str(got.value) == str(want.value)
